@@ -1,0 +1,308 @@
+// Package journal records what an emulated origin received: every connection
+// and every request, with how each ended. It is bounded (a ring per record
+// kind), safe for concurrent use, and can be queried or waited on, so tests
+// decide on evidence from the origin instead of sleeping.
+package journal
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/wire"
+)
+
+// DefaultCapacity is the number of connections and of requests kept when
+// New is given a capacity of 0 or less.
+const DefaultCapacity = 10000
+
+// Conn is one accepted (or refused) connection.
+type Conn struct {
+	ID          uint64    `json:"id"`
+	Listener    string    `json:"listener"`
+	Peer        string    `json:"peer"`
+	Local       string    `json:"local"`
+	SNI         string    `json:"sni,omitempty"`
+	OfferedALPN []string  `json:"offeredAlpn,omitempty"`
+	ALPN        string    `json:"alpn,omitempty"`
+	TLSVersion  string    `json:"tlsVersion,omitempty"`
+	Opened      time.Time `json:"opened"`
+	Closed      time.Time `json:"closed,omitzero"`
+	CloseReason string    `json:"closeReason,omitempty"`
+}
+
+// How a request's exchange ended.
+const (
+	EndPending    = ""            // still running
+	EndComplete   = "complete"    // the whole response was sent
+	EndTruncated  = "truncated"   // connection closed short of the declared body
+	EndReset      = "reset"       // TCP reset by a rule
+	EndRSTStream  = "rst_stream"  // h2 RST_STREAM by a rule
+	EndGoAway     = "goaway"      // h2 GOAWAY by a rule
+	EndClientGone = "client_gone" // the client went away first
+	EndError      = "error"       // writing to the client failed, or a rule could not run
+)
+
+// Request is one request and what the emulator did with it.
+type Request struct {
+	Seq       uint64             `json:"seq"`
+	ConnID    uint64             `json:"connId"`
+	Listener  string             `json:"listener"`
+	Proto     string             `json:"proto"`
+	StreamID  uint32             `json:"streamId,omitempty"`
+	Method    string             `json:"method"`
+	URI       string             `json:"uri"`
+	Path      string             `json:"path"`
+	Host      string             `json:"host"`
+	Headers   []wire.HeaderField `json:"headers"`
+	Range     string             `json:"range,omitempty"`
+	Arrived   time.Time          `json:"arrived"`
+	Rule      string             `json:"rule,omitempty"` // id of the rule that fired, or "path" for a path-encoded rule
+	Status    int                `json:"status,omitempty"`
+	BodyBytes int64              `json:"bodyBytes"`
+	End       string             `json:"end"`
+	Ended     time.Time          `json:"ended,omitzero"`
+	Note      string             `json:"note,omitempty"`
+}
+
+// Query selects records. Zero fields select everything.
+type Query struct {
+	Listener   string // only this listener
+	PathPrefix string // only requests whose path starts with this
+	Method     string // only this method
+	AfterSeq   uint64 // only requests with a larger Seq
+	Limit      int    // at most this many requests, oldest first; 0 = all kept
+}
+
+// Matches reports whether r is selected by q (ignoring Limit).
+func (q Query) Matches(r *Request) bool {
+	return (q.Listener == "" || r.Listener == q.Listener) &&
+		(q.PathPrefix == "" || strings.HasPrefix(r.Path, q.PathPrefix)) &&
+		(q.Method == "" || r.Method == q.Method) &&
+		r.Seq > q.AfterSeq
+}
+
+// Snapshot is the answer to a query.
+type Snapshot struct {
+	// Requests selected, oldest first.
+	Requests []Request `json:"requests"`
+	// Conns are the connections of the selected listener; with a
+	// PathPrefix, only those that carried a selected request.
+	Conns []Conn `json:"conns"`
+	// Dropped counts records pushed out of the rings since the last reset.
+	Dropped uint64 `json:"dropped"`
+}
+
+// Journal is the bounded record store.
+type Journal struct {
+	mu       sync.Mutex
+	capacity int
+	conns    ring[Conn]
+	reqs     ring[Request]
+	nextSeq  uint64
+	dropped  uint64
+	changed  chan struct{} // closed and replaced on every change
+}
+
+// New returns a journal keeping at most capacity connections and capacity
+// requests (DefaultCapacity if capacity <= 0).
+func New(capacity int) *Journal {
+	if capacity <= 0 {
+		capacity = DefaultCapacity
+	}
+	return &Journal{
+		capacity: capacity,
+		conns:    newRing[Conn](capacity),
+		reqs:     newRing[Request](capacity),
+		changed:  make(chan struct{}),
+	}
+}
+
+// Capacity is the bound per record kind.
+func (j *Journal) Capacity() int { return j.capacity }
+
+func (j *Journal) notifyLocked() {
+	close(j.changed)
+	j.changed = make(chan struct{})
+}
+
+// OpenConn records a new connection.
+func (j *Journal) OpenConn(c Conn) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.conns.push(c) {
+		j.dropped++
+	}
+	j.notifyLocked()
+}
+
+// CloseConn records how connection id ended.
+func (j *Journal) CloseConn(id uint64, reason string, at time.Time) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if c := j.conns.find(func(c *Conn) bool { return c.ID == id }); c != nil {
+		c.Closed, c.CloseReason = at, reason
+	}
+	j.notifyLocked()
+}
+
+// Begin records a request that has arrived and returns its sequence number.
+func (j *Journal) Begin(r Request) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.nextSeq++
+	r.Seq = j.nextSeq
+	if j.reqs.push(r) {
+		j.dropped++
+	}
+	j.notifyLocked()
+	return r.Seq
+}
+
+// Update changes the request with sequence seq, if it is still kept.
+func (j *Journal) Update(seq uint64, change func(*Request)) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if r := j.reqs.find(func(r *Request) bool { return r.Seq == seq }); r != nil {
+		change(r)
+	}
+	j.notifyLocked()
+}
+
+// Query returns the records q selects.
+func (j *Journal) Query(q Query) Snapshot {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.queryLocked(q)
+}
+
+func (j *Journal) queryLocked(q Query) Snapshot {
+	s := Snapshot{Requests: []Request{}, Conns: []Conn{}, Dropped: j.dropped}
+	used := map[uint64]bool{}
+	j.reqs.each(func(r *Request) bool {
+		if !q.Matches(r) {
+			return true
+		}
+		c := *r
+		c.Headers = append([]wire.HeaderField(nil), r.Headers...)
+		s.Requests = append(s.Requests, c)
+		used[r.ConnID] = true
+		return q.Limit <= 0 || len(s.Requests) < q.Limit
+	})
+	j.conns.each(func(c *Conn) bool {
+		if (q.Listener == "" || c.Listener == q.Listener) && (q.PathPrefix == "" || used[c.ID]) {
+			cc := *c
+			cc.OfferedALPN = append([]string(nil), c.OfferedALPN...)
+			s.Conns = append(s.Conns, cc)
+		}
+		return true
+	})
+	return s
+}
+
+// WaitRequests blocks until at least n requests match q (ignoring q.Limit)
+// and returns them, or returns ctx's error with what matched so far.
+func (j *Journal) WaitRequests(ctx context.Context, q Query, n int) ([]Request, error) {
+	return j.wait(ctx, q, func(s Snapshot) bool { return len(s.Requests) >= n })
+}
+
+// WaitEnded blocks until at least n requests match q and have ended (End is
+// not EndPending).
+func (j *Journal) WaitEnded(ctx context.Context, q Query, n int) ([]Request, error) {
+	return j.wait(ctx, q, func(s Snapshot) bool {
+		ended := 0
+		for _, r := range s.Requests {
+			if r.End != EndPending {
+				ended++
+			}
+		}
+		return ended >= n
+	})
+}
+
+// WaitConns blocks until at least n connections selected by q satisfy
+// match (nil matches all) and returns those that do. Connections are
+// journaled once what is known of them is known (after a TLS handshake).
+func (j *Journal) WaitConns(ctx context.Context, q Query, n int, match func(*Conn) bool) ([]Conn, error) {
+	var got []Conn
+	_, err := j.wait(ctx, q, func(s Snapshot) bool {
+		got = got[:0]
+		for i := range s.Conns {
+			if match == nil || match(&s.Conns[i]) {
+				got = append(got, s.Conns[i])
+			}
+		}
+		return len(got) >= n
+	})
+	return got, err
+}
+
+func (j *Journal) wait(ctx context.Context, q Query, done func(Snapshot) bool) ([]Request, error) {
+	q.Limit = 0
+	for {
+		j.mu.Lock()
+		s := j.queryLocked(q)
+		ch := j.changed
+		j.mu.Unlock()
+		if done(s) {
+			return s.Requests, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return s.Requests, ctx.Err()
+		}
+	}
+}
+
+// Reset forgets every record. Sequence numbers keep growing, so a waiter's
+// AfterSeq stays meaningful.
+func (j *Journal) Reset() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.conns = newRing[Conn](j.capacity)
+	j.reqs = newRing[Request](j.capacity)
+	j.dropped = 0
+	j.notifyLocked()
+}
+
+// ring is a fixed-size FIFO that overwrites its oldest element.
+type ring[T any] struct {
+	buf   []T
+	start int
+	n     int
+}
+
+func newRing[T any](capacity int) ring[T] { return ring[T]{buf: make([]T, capacity)} }
+
+// push appends v and reports whether the oldest element was dropped.
+func (r *ring[T]) push(v T) bool {
+	if r.n < len(r.buf) {
+		r.buf[(r.start+r.n)%len(r.buf)] = v
+		r.n++
+		return false
+	}
+	r.buf[r.start] = v
+	r.start = (r.start + 1) % len(r.buf)
+	return true
+}
+
+// each calls f on the elements oldest first until f returns false.
+func (r *ring[T]) each(f func(*T) bool) {
+	for i := 0; i < r.n; i++ {
+		if !f(&r.buf[(r.start+i)%len(r.buf)]) {
+			return
+		}
+	}
+}
+
+// find returns the newest element for which match is true, or nil.
+func (r *ring[T]) find(match func(*T) bool) *T {
+	for i := r.n - 1; i >= 0; i-- {
+		if e := &r.buf[(r.start+i)%len(r.buf)]; match(e) {
+			return e
+		}
+	}
+	return nil
+}

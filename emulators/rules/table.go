@@ -1,0 +1,168 @@
+package rules
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/edgeconform/edgeconform/emulators/fielderr"
+)
+
+// Target is what a rule is matched against.
+type Target struct {
+	Listener string
+	Method   string
+	Path     string
+	Header   http.Header
+}
+
+// Status is a rule with its counters.
+type Status struct {
+	Rule
+	Seen      int64 `json:"seen"`      // requests that matched the rule's Match
+	Fired     int64 `json:"fired"`     // requests the rule acted on
+	Exhausted bool  `json:"exhausted"` // its budget is spent
+}
+
+// Table holds rules in the order they were added; the first rule that matches
+// a request and has budget left fires. It is safe for concurrent use.
+type Table struct {
+	mu     sync.Mutex
+	rules  []*Status
+	nextID int
+	check  func(prefix string, r *Rule) error
+}
+
+// NewTable returns an empty table. check, if not nil, adds validation the
+// rules cannot do alone (for example that a named listener exists).
+func NewTable(check func(prefix string, r *Rule) error) *Table {
+	return &Table{check: check}
+}
+
+// Add validates every rule and adds them all, or none: a batch with one bad
+// rule changes nothing. It returns the rules as stored (with their ids).
+func (t *Table) Add(rs ...Rule) ([]Rule, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	errs := &fielderr.List{}
+	ids := map[string]bool{}
+	for _, s := range t.rules {
+		ids[s.ID] = true
+	}
+	for i := range rs {
+		prefix := fmt.Sprintf("rules[%d]", i)
+		if len(rs) == 1 {
+			prefix = ""
+		}
+		errs.Merge(fielderr.Join(prefix, "rule"), rs[i].Validate(prefix))
+		if t.check != nil {
+			errs.Merge(fielderr.Join(prefix, "rule"), t.check(prefix, &rs[i]))
+		}
+		if rs[i].ID != "" {
+			if ids[rs[i].ID] {
+				errs.Add(fielderr.Join(prefix, "id"), "a rule with id %q exists already", rs[i].ID)
+			}
+			ids[rs[i].ID] = true
+		}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]Rule, len(rs))
+	for i, r := range rs {
+		for r.ID == "" {
+			t.nextID++
+			if id := fmt.Sprintf("r%d", t.nextID); !ids[id] {
+				r.ID = id
+			}
+		}
+		r.Match.Method = strings.ToUpper(r.Match.Method)
+		t.rules = append(t.rules, &Status{Rule: r})
+		out[i] = r
+	}
+	return out, nil
+}
+
+// List returns the rules with their counters.
+func (t *Table) List() []Status {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Status, len(t.rules))
+	for i, s := range t.rules {
+		out[i] = *s
+	}
+	return out
+}
+
+// Delete removes the rule with the given id and reports whether it existed.
+func (t *Table) Delete(id string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for i, s := range t.rules {
+		if s.ID == id {
+			t.rules = append(t.rules[:i], t.rules[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// Reset removes every rule and returns how many there were.
+func (t *Table) Reset() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(t.rules)
+	t.rules = nil
+	return n
+}
+
+// Fire finds the first rule that matches tgt and has budget left, spends one
+// unit of its budget and returns it. Every matching rule before it that is
+// still skipping (Nth) counts the request as seen.
+func (t *Table) Fire(tgt Target) (Rule, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, s := range t.rules {
+		if s.Exhausted || !s.Match.Matches(tgt) {
+			continue
+		}
+		s.Seen++
+		if s.Seen < int64(max(s.Match.Nth, 1)) {
+			continue
+		}
+		s.Fired++
+		if b := s.Budget(); b >= 0 && s.Fired >= int64(b) {
+			s.Exhausted = true
+		}
+		return s.Rule, true
+	}
+	return Rule{}, false
+}
+
+// Matches reports whether tgt satisfies every set field of m (Nth aside).
+func (m *Match) Matches(tgt Target) bool {
+	switch {
+	case m.Listener != "" && m.Listener != tgt.Listener,
+		m.Method != "" && !strings.EqualFold(m.Method, tgt.Method),
+		m.Path != "" && m.Path != tgt.Path,
+		m.PathPrefix != "" && !strings.HasPrefix(tgt.Path, m.PathPrefix):
+		return false
+	}
+	for name, want := range m.Headers {
+		vals := tgt.Header.Values(name)
+		if len(vals) == 0 || (want != "*" && !containsValue(vals, want)) {
+			return false
+		}
+	}
+	return true
+}
+
+func containsValue(vals []string, want string) bool {
+	for _, v := range vals {
+		if v == want {
+			return true
+		}
+	}
+	return false
+}
