@@ -1,0 +1,338 @@
+// Package originemu is a fault-injecting origin server for testing CDNs and
+// edge caches. One Emulator runs several listeners, each with a profile
+// (http, https, h2, h2c, TLS faults, connection faults); rules script the
+// answer to matching requests (delays, statuses, slow or broken bodies,
+// resets, h2 RST_STREAM and GOAWAY, redirects, bad validators, barriers);
+// without a rule it serves synthetic objects with correct Range and
+// conditional-request handling; and a journal records every connection and
+// request it received.
+//
+// It runs in-process (New, Start, then the Go API) or as the originemu
+// command with a JSON control API (package control) and a Go client for it
+// (package emuclient).
+package originemu
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/journal"
+	"github.com/edgeconform/edgeconform/emulators/objects"
+	"github.com/edgeconform/edgeconform/emulators/rules"
+	"github.com/edgeconform/edgeconform/emulators/testca"
+	"github.com/edgeconform/edgeconform/emulators/wire"
+	"github.com/edgeconform/edgeconform/emulators/wire/h2"
+	"github.com/edgeconform/edgeconform/emulators/wire/http1"
+)
+
+// Config says which listeners to run and what to load at start.
+type Config struct {
+	Listeners []ListenerConfig `json:"listeners"`
+	// JournalCapacity bounds the journal (connections and requests each);
+	// 0 means journal.DefaultCapacity.
+	JournalCapacity int `json:"journalCapacity,omitempty"`
+	// CertFile and KeyFile, if set, are the certificate every TLS serving
+	// listener presents (https, h2) instead of one from the test CA, so a
+	// real CDN that checks public certificates can reach the emulator.
+	CertFile string `json:"certFile,omitempty"`
+	KeyFile  string `json:"keyFile,omitempty"`
+	// Objects and Rules are loaded at start.
+	Objects []objects.Spec `json:"objects,omitempty"`
+	Rules   []rules.Rule   `json:"rules,omitempty"`
+	// Logger receives the emulator's logs; nil means slog.Default().
+	Logger *slog.Logger `json:"-"`
+}
+
+// ListenerConfig is one listener.
+type ListenerConfig struct {
+	Name    string  `json:"name"`
+	Profile Profile `json:"profile"`
+	// Addr is host:port to bind; default 127.0.0.1:0 (any free port).
+	Addr string `json:"addr,omitempty"`
+	// AllowFrom, if not empty, lists the CIDR prefixes (or single
+	// addresses) that may connect; other peers are refused (TCP RST) and
+	// journaled.
+	AllowFrom []string `json:"allowFrom,omitempty"`
+	// CertFile and KeyFile override Config's for this listener.
+	CertFile string `json:"certFile,omitempty"`
+	KeyFile  string `json:"keyFile,omitempty"`
+}
+
+// ListenerInfo describes a running listener.
+type ListenerInfo struct {
+	Name    string  `json:"name"`
+	Profile Profile `json:"profile"`
+	Addr    string  `json:"addr"`
+	URL     string  `json:"url"`
+}
+
+// Emulator is a running set of listeners sharing rules, objects, holds and a
+// journal.
+type Emulator struct {
+	cfg     Config
+	log     *slog.Logger
+	ca      *testca.CA
+	foreign *testca.CA // signs tls-untrusted certificates
+	journal *journal.Journal
+	rules   *rules.Table
+	objects *objects.Store
+	holds   *holds
+	paths   *pathBudgets
+
+	http1 *http1.Server
+	h2    *h2.Server
+
+	ctx       context.Context
+	cancel    context.CancelFunc
+	listeners []*listener
+	byName    map[string]*listener
+	connSeq   atomic.Uint64
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+type listener struct {
+	ListenerInfo
+	allow []netip.Prefix
+	ln    net.Listener // serving profiles and blackhole
+	raw   *rawSocket   // refuse and syn-drop
+	tls   *tls.Config
+}
+
+// New checks cfg and prepares an emulator; Start binds its listeners.
+func New(cfg Config) (*Emulator, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	ca, err := testca.New("edgeconform originemu test CA")
+	if err != nil {
+		return nil, fmt.Errorf("creating the test CA: %w", err)
+	}
+	foreign, err := testca.New("edgeconform untrusted CA")
+	if err != nil {
+		return nil, fmt.Errorf("creating the untrusted CA: %w", err)
+	}
+	e := &Emulator{
+		cfg: cfg, log: log, ca: ca, foreign: foreign,
+		journal: journal.New(cfg.JournalCapacity),
+		objects: objects.NewStore(),
+		holds:   newHolds(),
+		paths:   newPathBudgets(pathBudgetCap),
+		byName:  map[string]*listener{},
+	}
+	e.rules = rules.NewTable(e.checkRule)
+	if err := e.prepareListeners(); err != nil {
+		return nil, err
+	}
+	if err := e.objects.Put(cfg.Objects...); err != nil {
+		return nil, fmt.Errorf("config objects: %w", err)
+	}
+	if _, err := e.rules.Add(cfg.Rules...); err != nil {
+		return nil, fmt.Errorf("config rules: %w", err)
+	}
+	e.http1 = &http1.Server{Handler: e, Logger: log}
+	e.h2 = &h2.Server{Handler: e, Logger: log}
+	return e, nil
+}
+
+// Start creates an emulator from cfg and starts it.
+func Start(ctx context.Context, cfg Config) (*Emulator, error) {
+	e, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.Start(ctx); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Emulator) prepareListeners() error {
+	var problems []string
+	for i, lc := range e.cfg.Listeners {
+		field := fmt.Sprintf("listeners[%d]", i)
+		l := &listener{ListenerInfo: ListenerInfo{Name: lc.Name, Profile: lc.Profile, Addr: lc.Addr}}
+		switch {
+		case lc.Name == "":
+			problems = append(problems, field+".name: required")
+		case e.byName[lc.Name] != nil:
+			problems = append(problems, fmt.Sprintf("%s.name: %q is used twice", field, lc.Name))
+		}
+		if !lc.Profile.valid() {
+			problems = append(problems, field+".profile: "+errUnknownProfile(lc.Profile).Error())
+		}
+		if l.Addr == "" {
+			l.Addr = "127.0.0.1:0"
+		}
+		for j, a := range lc.AllowFrom {
+			p, err := parsePrefix(a)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s.allowFrom[%d]: %v", field, j, err))
+			}
+			l.allow = append(l.allow, p)
+		}
+		if lc.Profile.TLS() {
+			cfg, err := e.tlsConfig(lc)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("%s: %v", field, err))
+			}
+			l.tls = cfg
+		}
+		e.listeners = append(e.listeners, l)
+		if lc.Name != "" {
+			e.byName[lc.Name] = l
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("emulator config: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return p, fmt.Errorf("%q is not a CIDR prefix: %w", s, err)
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, fmt.Errorf("%q is neither an address nor a CIDR prefix", s)
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+}
+
+// Start binds every listener and starts serving. Listeners stop when ctx
+// ends or Close is called.
+func (e *Emulator) Start(ctx context.Context) error {
+	e.ctx, e.cancel = context.WithCancel(ctx)
+	for _, l := range e.listeners {
+		if err := e.bind(l); err != nil {
+			e.Close()
+			return fmt.Errorf("starting listener %s (%s): %w", l.Name, l.Profile, err)
+		}
+		e.log.Info("originemu listening", "listener", l.Name, "profile", l.Profile, "url", l.URL)
+	}
+	go func() {
+		<-e.ctx.Done()
+		e.closeListeners()
+	}()
+	return nil
+}
+
+func (e *Emulator) bind(l *listener) error {
+	var err error
+	switch l.Profile {
+	case Refuse:
+		l.raw, err = bindSocket(l.Addr)
+	case SYNDrop:
+		l.raw, err = synDropSocket(e.ctx, l.Addr)
+	default:
+		l.ln, err = (&net.ListenConfig{}).Listen(e.ctx, "tcp", l.Addr)
+	}
+	if err != nil {
+		return err
+	}
+	addr := l.raw.addrOr(l.ln)
+	l.Addr = addr.String()
+	l.URL = fmt.Sprintf("%s://%s", l.Profile.Scheme(), l.Addr)
+	if l.ln != nil {
+		e.wg.Add(1)
+		go e.acceptLoop(l)
+	}
+	return nil
+}
+
+func (s *rawSocket) addrOr(ln net.Listener) net.Addr {
+	if s != nil {
+		return s.addr
+	}
+	return ln.Addr()
+}
+
+func (e *Emulator) closeListeners() {
+	for _, l := range e.listeners {
+		if l.ln != nil {
+			l.ln.Close()
+		}
+		if l.raw != nil {
+			l.raw.close()
+		}
+	}
+}
+
+// Close stops every listener, ends open connections and waits for their
+// goroutines. Held requests are released.
+func (e *Emulator) Close() error {
+	e.closeOnce.Do(func() {
+		if e.cancel != nil {
+			e.cancel()
+		}
+		e.closeListeners()
+		e.holds.releaseAll()
+		e.wg.Wait()
+	})
+	return nil
+}
+
+func (e *Emulator) acceptLoop(l *listener) {
+	defer e.wg.Done()
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) && e.ctx.Err() == nil {
+				e.log.Error("originemu accept failed", "listener", l.Name, "err", err)
+			}
+			return
+		}
+		e.wg.Add(1)
+		go func() {
+			defer e.wg.Done()
+			e.serveConn(l, c)
+		}()
+	}
+}
+
+// serveConn runs one connection from accept to close and journals it.
+func (e *Emulator) serveConn(l *listener, c net.Conn) {
+	info := &wire.ConnInfo{
+		ID: e.connSeq.Add(1), Listener: l.Name,
+		Peer: c.RemoteAddr(), Local: c.LocalAddr(), Opened: time.Now(),
+	}
+	// End the connection when the emulator stops, whatever it is doing.
+	stop := context.AfterFunc(e.ctx, func() { c.Close() })
+	defer stop()
+	reason := e.runConn(l, c, info)
+	if e.ctx.Err() != nil {
+		reason = "emulator stopped"
+	}
+	e.journal.CloseConn(info.ID, reason, time.Now())
+}
+
+// openConn journals a connection once what is known of it is known.
+func (e *Emulator) openConn(info *wire.ConnInfo) {
+	e.journal.OpenConn(journal.Conn{
+		ID: info.ID, Listener: info.Listener, Peer: addrString(info.Peer), Local: addrString(info.Local),
+		SNI: info.SNI, OfferedALPN: info.OfferedALPN, ALPN: info.ALPN, TLSVersion: info.TLSVersion,
+		Opened: info.Opened,
+	})
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
