@@ -100,6 +100,9 @@ func (c *Config) Effective(o Origin) EffectiveOrigin {
 		set(&e.ReadTimeout, t.ReadTimeout)
 		set(&e.ResponseTimeout, t.ResponseTimeout)
 	}
+	// TMO-5: readTimeout is capped by responseTimeout (the default 15s
+	// read timeout under a responseTimeout of 10s is 10s).
+	e.ReadTimeout = min(e.ReadTimeout, e.ResponseTimeout)
 	if r := o.OriginRedirect; r != nil {
 		for _, name := range r.RedirectConditions {
 			if code, ok := RedirectCodes[strings.ToUpper(name)]; ok {
