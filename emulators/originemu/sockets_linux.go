@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -13,9 +14,10 @@ import (
 // rawSocket is a TCP socket the emulator holds without serving it: bound
 // only (refuse), or listening with a full accept queue (syn-drop).
 type rawSocket struct {
-	fd      int
-	addr    net.Addr
-	fillers []net.Conn
+	fd        int
+	addr      net.Addr
+	fillers   []net.Conn
+	closeOnce sync.Once
 }
 
 // bindSocket binds a TCP socket to addr without listening on it. On Linux a
@@ -80,11 +82,15 @@ func synDropSocket(ctx context.Context, addr string) (*rawSocket, error) {
 	return nil, fmt.Errorf("filling the accept queue of %s: no dial timed out after 16 tries (last error: %v)", s.addr, last)
 }
 
-func (s *rawSocket) close() error {
-	for _, c := range s.fillers {
-		c.Close()
-	}
-	return syscall.Close(s.fd)
+// close releases the socket once: a second syscall.Close of the same fd
+// number could close an unrelated socket that reused it.
+func (s *rawSocket) close() {
+	s.closeOnce.Do(func() {
+		for _, c := range s.fillers {
+			c.Close()
+		}
+		syscall.Close(s.fd)
+	})
 }
 
 func resolveAddrPort(addr string) (netip.AddrPort, error) {
