@@ -1,0 +1,169 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/edgeconform/edgeconform/reference/config"
+)
+
+// Errors a chosen response's Body.Read returns when a timeout cuts it short
+// (TMO-5, TMO-6). The upstream request is cancelled when they happen.
+var (
+	// ErrReadTimeout: no body data from the origin for readTimeout.
+	ErrReadTimeout = errors.New("origin readTimeout passed")
+	// ErrResponseTimeout: the body took longer than responseTimeout,
+	// counted from its first byte.
+	ErrResponseTimeout = errors.New("origin responseTimeout passed")
+)
+
+// Truncated reports whether err, from a chosen response's Body.Read, means
+// the body ended short of what the origin declared or meant to send: a
+// timeout (ErrReadTimeout, ErrResponseTimeout), an upstream failure (reset,
+// stream error, io.ErrUnexpectedEOF) or a cancellation. The server must then
+// cut the client's response short rather than end it cleanly, and must not
+// cache it (TMO-6). Body.Read returns exactly io.EOF only at a proper end.
+func Truncated(err error) bool { return err != nil && err != io.EOF }
+
+// choose wraps a usable response for the caller (TMO-3, TMO-5, TMO-6,
+// PRT-5): its body reads under o's readTimeout and responseTimeout, cancel
+// cancels the attempt when the body is done, and origin trailers are dropped.
+func (f *fetch) choose(o config.EffectiveOrigin, resp *http.Response, cancel context.CancelCauseFunc) *http.Response {
+	expect := resp.ContentLength
+	if f.req.Method == http.MethodHead || resp.StatusCode < 200 ||
+		resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified {
+		expect = -1
+	}
+	readTimeout := min(o.ReadTimeout, o.ResponseTimeout) // TMO-5: capped by responseTimeout
+	b := &body{
+		rc: resp.Body, cancel: cancel, expect: expect,
+		readTimeout: readTimeout, responseTimeout: o.ResponseTimeout,
+		log: f.e.log.With("request_id", f.req.RequestID, "origin", o.Name),
+	}
+	// The gap timer runs from the headers until the first body byte.
+	b.gap = time.AfterFunc(readTimeout, func() { b.fire(ErrReadTimeout, readTimeout) })
+	b.gapArmed = true
+
+	out := *resp // the transport fills resp.Trailer at the end; the copy keeps none
+	out.Body = b
+	out.Trailer = nil
+	out.Header.Del("Trailer")
+	return &out
+}
+
+// body enforces readTimeout and responseTimeout on an origin response body.
+type body struct {
+	rc              io.ReadCloser
+	cancel          context.CancelCauseFunc
+	expect          int64 // declared length, -1 if none applies
+	readTimeout     time.Duration
+	responseTimeout time.Duration
+	log             *slog.Logger
+
+	mu       sync.Mutex
+	n        int64
+	gap      *time.Timer // readTimeout: armed while waiting for the origin
+	gapArmed bool
+	total    *time.Timer // responseTimeout: from the first byte
+	timeout  error       // set when a timer fired
+	done     bool        // ended (EOF, error, timeout) or closed
+	err      error       // the error Read keeps returning once done
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.timeout != nil && !b.done {
+		b.endLocked(b.timeout)
+	}
+	if b.done {
+		err := b.err
+		b.mu.Unlock()
+		return 0, err
+	}
+	if !b.gapArmed {
+		b.gap.Reset(b.readTimeout)
+		b.gapArmed = true
+	}
+	b.mu.Unlock()
+
+	n, err := b.rc.Read(p)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.n += int64(n)
+	if n > 0 {
+		b.gap.Stop()
+		b.gapArmed = false
+		if b.total == nil {
+			d := b.responseTimeout
+			b.total = time.AfterFunc(d, func() { b.fire(ErrResponseTimeout, d) })
+		}
+	}
+	switch {
+	case b.timeout != nil && (err != nil || n == 0):
+		// A timer cut the body; report it rather than what the cut
+		// looked like from below.
+		err = b.timeout
+	case b.timeout != nil:
+		// Data that arrived before the cut; the next Read reports it.
+		return n, nil
+	case err == io.EOF && b.expect >= 0 && b.n < b.expect:
+		err = fmt.Errorf("origin body ended after %d of %d bytes: %w", b.n, b.expect, io.ErrUnexpectedEOF)
+		b.logTruncated("", err)
+	case err != nil && err != io.EOF:
+		b.logTruncated("", err)
+	}
+	if err != nil {
+		b.endLocked(err)
+	}
+	return n, err
+}
+
+// fire is a timer going off: cut the body and cancel the upstream request.
+func (b *body) fire(which error, d time.Duration) {
+	b.mu.Lock()
+	if b.done || b.timeout != nil {
+		b.mu.Unlock()
+		return
+	}
+	b.timeout = fmt.Errorf("%w (%v) after %d body bytes", which, d, b.n)
+	name := "read_timeout"
+	if which == ErrResponseTimeout {
+		name = "response_timeout"
+	}
+	b.logTruncated(name, b.timeout)
+	b.mu.Unlock()
+	b.cancel(which)
+}
+
+func (b *body) logTruncated(timeout string, err error) {
+	b.log.Warn("origin response truncated", "timeout", timeout, "bytes", b.n, "expected", b.expect, "err", err.Error())
+}
+
+func (b *body) endLocked(err error) {
+	b.done, b.err = true, err
+	b.gap.Stop()
+	if b.total != nil {
+		b.total.Stop()
+	}
+}
+
+// Close releases the origin response; the attempt's context is cancelled.
+func (b *body) Close() error {
+	b.mu.Lock()
+	if !b.done {
+		b.endLocked(errors.New("fetch: read on closed body"))
+	}
+	b.mu.Unlock()
+	err := b.rc.Close()
+	b.cancel(errBodyClosed)
+	return err
+}
+
+var errBodyClosed = errors.New("fetch: origin body closed")

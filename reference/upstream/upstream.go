@@ -1,0 +1,342 @@
+// Package upstream makes one attempt to one origin over the protocol the
+// origin is configured for (behaviour.md PRT, HST-3): the reference edge
+// cache's connection layer, below the attempt loop of package fetch.
+//
+// Protocols (PRT-1, PRT-2):
+//
+//   - HTTP: cleartext HTTP/1.1, never h2c.
+//   - HTTPS: HTTP/1.1 over TLS; the client offers only "http/1.1" in ALPN and
+//     never speaks h2, whatever the origin offers.
+//   - HTTP2: h2 over TLS; the client offers only "h2" and there is no
+//     fallback: an origin that does not negotiate h2 fails the attempt with a
+//     connect failure.
+//
+// The Host header, the TLS SNI and the name the certificate is verified
+// against are all Target.Host (HST-3); an IP-literal host gets no SNI and is
+// verified against the certificate's IP SANs. Connections are dialled to
+// Target.Address (through Options.Resolve, like curl --resolve, else DNS) and
+// Target.Port, and are reused per Target, that is per (protocol, dial
+// address, port, host). The client never adds Accept-Encoding or a
+// User-Agent of its own, never uses a proxy from the environment and never
+// follows redirects.
+//
+// Every error RoundTrip returns is an *Error that says whether the attempt
+// counts as a connect failure (retry condition CONNECT_FAILURE, ATT-5) and
+// gives an RFC 9209 proxy-status error type for logs and the Proxy-Status
+// header; IsConnectFailure and Reason read them.
+package upstream
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgeconform/edgeconform/reference/config"
+	"golang.org/x/net/http/httpguts"
+	"golang.org/x/net/http2"
+)
+
+// Options configure a Client.
+type Options struct {
+	// RootCAs verifies origin certificates; nil means the system roots.
+	RootCAs *x509.CertPool
+	// Resolve maps a host name to the IP to dial instead of asking DNS,
+	// like curl --resolve; the port comes from the target.
+	Resolve map[string]string
+	// Logger receives debug logs about connections; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Target is where one attempt goes.
+type Target struct {
+	Protocol string // config.ProtocolHTTP2, config.ProtocolHTTPS or config.ProtocolHTTP
+	Address  string // host name or IP to dial
+	Port     int
+	// Host is the Host header (h2 :authority), the TLS SNI and the name the
+	// certificate is verified against (HST-3). It may carry a port
+	// ("media.example.com:8443"); SNI and verification use the name only.
+	// Empty means Address (with Port if it is not the protocol's default).
+	Host string
+}
+
+func (t Target) String() string {
+	return fmt.Sprintf("%s %s (host %s)", t.Protocol, net.JoinHostPort(t.Address, strconv.Itoa(t.Port)), t.host())
+}
+
+func (t Target) host() string {
+	if t.Host != "" {
+		return t.Host
+	}
+	if t.Port == DefaultPort(t.Protocol) {
+		return hostLiteral(t.Address)
+	}
+	return net.JoinHostPort(t.Address, strconv.Itoa(t.Port))
+}
+
+// DefaultPort is the port a protocol uses when none is given (PRT-3).
+func DefaultPort(protocol string) int {
+	if protocol == config.ProtocolHTTP {
+		return 80
+	}
+	return 443
+}
+
+// Client makes attempts to origins. It is safe for concurrent use.
+type Client struct {
+	rootCAs *x509.CertPool
+	resolve map[string]string
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	rts    map[Target]http.RoundTripper
+	closed bool
+}
+
+// New returns a Client.
+func New(opts Options) *Client {
+	c := &Client{rootCAs: opts.RootCAs, resolve: map[string]string{}, log: opts.Logger, rts: map[Target]http.RoundTripper{}}
+	for host, ip := range opts.Resolve {
+		c.resolve[strings.ToLower(host)] = ip
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	return c
+}
+
+// Close closes the idle connections; connections in use close when their
+// responses are done. The Client must not be used afterwards.
+func (c *Client) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, rt := range c.rts {
+		closeIdle(rt)
+	}
+	c.rts = map[Target]http.RoundTripper{}
+}
+
+func closeIdle(rt http.RoundTripper) {
+	if ci, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// ErrConnectTimeout is the cancellation cause that marks an attempt's
+// connect timeout (TMO-1): cancel RoundTrip's context with
+// context.WithCancelCause and this cause (or let a context deadline
+// pass) and the error is a connect failure. Any other cancellation is not.
+var ErrConnectTimeout = errors.New("upstream: connect timeout")
+
+// RoundTrip sends req to the target and returns the response once its
+// headers have arrived. req carries the method, the URL path and query, the
+// headers and the body; RoundTrip sets the scheme, the URL host and the Host
+// header from t, and removes TE and other hop-by-hop headers (PRT-5).
+// Redirects are returned, not followed. The response body stays readable
+// until ctx ends: to bound only the wait for headers, cancel ctx from a timer
+// you stop when RoundTrip returns.
+//
+// A non-nil error is an *Error.
+func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*http.Response, error) {
+	fail := func(reason string, err error) (*http.Response, error) {
+		return nil, &Error{Reason: reason, Target: t, Err: err}
+	}
+	scheme := "https"
+	switch t.Protocol {
+	case config.ProtocolHTTP:
+		scheme = "http"
+	case config.ProtocolHTTPS, config.ProtocolHTTP2:
+	default:
+		return fail("proxy_configuration_error", fmt.Errorf("unknown protocol %q", t.Protocol))
+	}
+	if t.Address == "" || t.Port <= 0 || t.Port > 65535 {
+		return fail("proxy_configuration_error", fmt.Errorf("bad origin address %q port %d", t.Address, t.Port))
+	}
+	host := t.host()
+	if !httpguts.ValidHostHeader(host) {
+		return fail("http_request_error", fmt.Errorf("invalid Host %q", host))
+	}
+	out := req.Clone(ctx)
+	out.URL = &url.URL{Scheme: scheme, Host: host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
+	if req.URL.Opaque != "" {
+		out.URL.Opaque = req.URL.Opaque
+	}
+	out.Host = host
+	out.RequestURI = ""
+	if out.Header == nil {
+		out.Header = http.Header{}
+	}
+	removeHopByHop(out.Header)
+	for name, values := range out.Header {
+		if !httpguts.ValidHeaderFieldName(name) {
+			return fail("http_request_error", fmt.Errorf("invalid header name %q", name))
+		}
+		for _, v := range values {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return fail("http_request_error", fmt.Errorf("invalid value for header %q", name))
+			}
+		}
+	}
+	if _, ok := out.Header["User-Agent"]; !ok {
+		// Send no User-Agent rather than Go's default (an empty value
+		// suppresses it in both transports).
+		out.Header["User-Agent"] = []string{""}
+	}
+
+	rt, err := c.roundTripper(t)
+	if err != nil {
+		return fail("proxy_internal_error", err)
+	}
+	var connected atomic.Bool
+	out = out.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+	}))
+	resp, err := rt.RoundTrip(out)
+	if err != nil {
+		e := classify(ctx, err, connected.Load())
+		e.Target = t
+		c.log.Debug("origin round trip failed", "target", t.String(), "reason", e.Reason, "connect_failure", e.ConnectFailure, "err", err)
+		return nil, e
+	}
+	return resp, nil
+}
+
+// hopByHop are the request headers never forwarded (RFC 9110 section 7.6.1;
+// TE by PRT-5). The h2 transport also refuses most of them.
+var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Te", "Trailer"}
+
+func removeHopByHop(h http.Header) {
+	for _, v := range h.Values("Connection") {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, name := range hopByHop {
+		h.Del(name)
+	}
+}
+
+func (c *Client) roundTripper(t Target) (http.RoundTripper, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errors.New("upstream: client closed")
+	}
+	if rt, ok := c.rts[t]; ok {
+		return rt, nil
+	}
+	var rt http.RoundTripper
+	switch t.Protocol {
+	case config.ProtocolHTTP2:
+		rt = &http2.Transport{
+			DialTLSContext: func(ctx context.Context, _, _ string, _ *tls.Config) (net.Conn, error) {
+				return c.dialTLS(ctx, t, "h2")
+			},
+			DisableCompression: true,
+			ReadIdleTimeout:    30 * time.Second,
+			PingTimeout:        15 * time.Second,
+		}
+	default:
+		protocols := new(http.Protocols)
+		protocols.SetHTTP1(true) // never h2, never h2c (PRT-2)
+		tr := &http.Transport{
+			Proxy: nil,
+			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return c.dialTCP(ctx, t)
+			},
+			DisableCompression:  true,
+			MaxIdleConnsPerHost: 64,
+			IdleConnTimeout:     90 * time.Second,
+			TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
+			Protocols:           protocols,
+		}
+		if t.Protocol == config.ProtocolHTTPS {
+			tr.DialTLSContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+				return c.dialTLS(ctx, t, "http/1.1")
+			}
+		}
+		rt = tr
+	}
+	c.rts[t] = rt
+	return rt, nil
+}
+
+// dialTCP connects to the target's address (through Resolve) and port.
+func (c *Client) dialTCP(ctx context.Context, t Target) (net.Conn, error) {
+	addr := t.Address
+	if ip, ok := c.resolve[strings.ToLower(addr)]; ok {
+		addr = ip
+	}
+	d := net.Dialer{KeepAlive: 30 * time.Second}
+	return d.DialContext(ctx, "tcp", net.JoinHostPort(addr, strconv.Itoa(t.Port)))
+}
+
+// dialTLS connects and completes a TLS handshake offering only proto in
+// ALPN, with SNI and verification against the target's host (HST-3).
+func (c *Client) dialTLS(ctx context.Context, t Target, proto string) (net.Conn, error) {
+	raw, err := c.dialTCP(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	name := serverName(t.host())
+	cfg := &tls.Config{
+		RootCAs:    c.rootCAs,
+		ServerName: name, // an IP literal sends no SNI and is verified against IP SANs
+		NextProtos: []string{proto},
+		MinVersion: tls.VersionTLS12,
+	}
+	tc := tls.Client(raw, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return nil, &handshakeError{err: err}
+	}
+	got := tc.ConnectionState().NegotiatedProtocol
+	if got != proto && (proto != "http/1.1" || got != "") {
+		// For HTTPS an origin without ALPN speaks HTTP/1.1; for HTTP2 there
+		// is no fallback (PRT-1).
+		tc.Close()
+		return nil, &alpnError{want: proto, got: got}
+	}
+	return tc, nil
+}
+
+// serverName is the name part of a Host value, without port or brackets.
+func serverName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+}
+
+// hostLiteral brackets an IPv6 address for use in a Host header.
+func hostLiteral(addr string) string {
+	if strings.Contains(addr, ":") {
+		return "[" + addr + "]"
+	}
+	return addr
+}
+
+type handshakeError struct{ err error }
+
+func (e *handshakeError) Error() string { return "tls handshake: " + e.err.Error() }
+func (e *handshakeError) Unwrap() error { return e.err }
+
+type alpnError struct{ want, got string }
+
+func (e *alpnError) Error() string {
+	return fmt.Sprintf("tls handshake: origin negotiated ALPN %q, want %q only", e.got, e.want)
+}
