@@ -23,10 +23,12 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# Benchmarks: synthetic generation, the wire servers, the emulator end to end.
+# Benchmarks: synthetic generation, the wire servers, the emulator end to end,
+# routing, and requests proxied through the reference.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) \
-		./emulators/synth/ ./emulators/wire/... ./emulators/originemu/
+		./emulators/synth/ ./emulators/wire/... ./emulators/originemu/ \
+		./reference/routing/ ./reference/edge/
 
 # The main job until the conformance suites exist: start the origin emulator
 # with its default set of listeners (see the README). Ctrl-C stops it.

@@ -1,4 +1,7 @@
-// Package reference will hold the reference edge cache, which behaves as
-// Google Media CDN documents its origin behaviour (see the README's road
-// map). Nothing is implemented here yet.
+// Package reference is the reference edge cache: it behaves as Google Media
+// CDN documents its origin behaviour, configured with Media CDN's own
+// resources. The pieces are separate packages: config (resources,
+// validation), pathtemplate, routing, upstream (one origin attempt), fetch
+// (the attempt loop), edge (the client-facing handler) and cmd/edgecache
+// (the CLI). Caching, collapsing and shielding are still to come.
 package reference

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/edge"
+	"github.com/edgeconform/edgeconform/reference/upstream"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// shutdownGrace is how long in-flight requests get to finish on SIGTERM.
+const shutdownGrace = 30 * time.Second
+
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+
+func usagef(format string, args ...any) error { return &usageError{fmt.Errorf(format, args...)} }
+
+// invalidError is a configuration that failed validation: every problem,
+// one per line.
+type invalidError struct {
+	file string
+	err  error
+}
+
+func (e *invalidError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: invalid configuration:", e.file)
+	if es, ok := fielderr.As(e.err); ok {
+		for _, fe := range es {
+			fmt.Fprintf(&b, "\n  %s", fe.Error())
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\n  %v", e.err)
+	return b.String()
+}
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usagef("want a command: serve or validate")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], stdout, stderr)
+	case "validate":
+		return validate(args[1:], stdout)
+	case "-h", "--help", "help":
+		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n       edgecache validate --config FILE [--lab]")
+		return nil
+	}
+	return usagef("unknown command %q (want serve or validate)", args[0])
+}
+
+func validate(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	file := fs.String("config", "", "configuration `FILE`")
+	lab := fs.Bool("lab", false, "relax the lower bounds of timeouts")
+	if err := fs.Parse(args); err != nil {
+		return &usageError{err}
+	}
+	if *file == "" || fs.NArg() > 0 {
+		return usagef("validate needs --config FILE and nothing else")
+	}
+	if _, err := config.LoadFile(*file, config.Options{Lab: *lab}); err != nil {
+		return &invalidError{file: *file, err: err}
+	}
+	fmt.Fprintf(stdout, "%s: valid\n", *file)
+	return nil
+}
+
+type serveFlags struct {
+	file, listen, admin, logFormat string
+	lab                            bool
+	cas, resolves                  multiFlag
+}
+
+func parseServe(args []string) (*serveFlags, error) {
+	f := &serveFlags{}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.file, "config", "", "configuration `FILE`")
+	fs.StringVar(&f.listen, "listen", "", "client-facing `ADDR` (host:port)")
+	fs.StringVar(&f.admin, "admin", "", "`ADDR` for /healthz and /metrics")
+	fs.StringVar(&f.logFormat, "log-format", "json", "json or text")
+	fs.BoolVar(&f.lab, "lab", false, "relax the lower bounds of timeouts")
+	fs.Var(&f.cas, "origin-ca", "PEM `FILE` of extra roots for origin TLS (repeatable)")
+	fs.Var(&f.resolves, "resolve", "`HOST=IP` for an origin host (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return nil, &usageError{err}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, usagef("unexpected argument %q", fs.Arg(0))
+	case f.file == "":
+		return nil, usagef("serve needs --config FILE")
+	case f.listen == "":
+		return nil, usagef("serve needs --listen ADDR")
+	case f.logFormat != "json" && f.logFormat != "text":
+		return nil, usagef("--log-format must be json or text, got %q", f.logFormat)
+	}
+	return f, nil
+}
+
+func (f *serveFlags) upstreamOptions(log *slog.Logger) (upstream.Options, error) {
+	opts := upstream.Options{Logger: log, Resolve: map[string]string{}}
+	for _, r := range f.resolves {
+		host, ip, ok := strings.Cut(r, "=")
+		if !ok || host == "" || net.ParseIP(ip) == nil {
+			return opts, usagef("--resolve %q: want HOST=IP", r)
+		}
+		opts.Resolve[strings.ToLower(host)] = ip
+	}
+	if len(f.cas) > 0 {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		for _, file := range f.cas {
+			pem, err := os.ReadFile(file)
+			if err != nil {
+				return opts, usagef("--origin-ca: %v", err)
+			}
+			if !pool.AppendCertsFromPEM(pem) {
+				return opts, usagef("--origin-ca %s: no PEM certificate in it", file)
+			}
+		}
+		opts.RootCAs = pool
+	}
+	return opts, nil
+}
+
+func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, err := parseServe(args)
+	if err != nil {
+		return err
+	}
+	var log *slog.Logger
+	if f.logFormat == "text" {
+		log = slog.New(slog.NewTextHandler(stderr, nil))
+	} else {
+		log = slog.New(slog.NewJSONHandler(stderr, nil))
+	}
+	cfg, err := config.LoadFile(f.file, config.Options{Lab: f.lab})
+	if err != nil {
+		return &invalidError{file: f.file, err: err}
+	}
+	opts, err := f.upstreamOptions(log)
+	if err != nil {
+		return err
+	}
+	client := upstream.New(opts)
+	defer client.Close()
+	metrics := edge.NewMetrics()
+	handler, err := edge.New(cfg, client, log, metrics)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("--listen: %w", err)
+	}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge, so clients can see RST_STREAM truncation
+	srv := &http.Server{Handler: handler, Protocols: &protocols, ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	servers := []*http.Server{srv}
+	errs := make(chan error, 2)
+	go func() { errs <- srv.Serve(ln) }()
+	fmt.Fprintf(stdout, "listening http://%s\n", ln.Addr())
+	if f.admin != "" {
+		aln, err := net.Listen("tcp", f.admin)
+		if err != nil {
+			srv.Close()
+			return fmt.Errorf("--admin: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+		mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+		asrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, asrv)
+		go func() { errs <- asrv.Serve(aln) }()
+		fmt.Fprintf(stdout, "admin http://%s\n", aln.Addr())
+	}
+	log.Info("edgecache serving", "listen", ln.Addr().String(), "config", f.file, "lab", f.lab)
+	select {
+	case err := <-errs:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("edgecache shutting down: finishing in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	var first error
+	for _, s := range servers {
+		if err := s.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) && first == nil {
+			first = fmt.Errorf("shutting down: %w", err)
+		}
+	}
+	return first
+}

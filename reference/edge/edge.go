@@ -1,0 +1,222 @@
+// Package edge is the reference edge cache's client-facing HTTP handler. A
+// request goes through named steps, Varnish-style:
+//
+//	receive -> route -> (redirect at the edge | fetch from the origin) -> deliver -> log
+//
+// Routing is package routing; the origin attempt loop (retries, failover,
+// timeouts, redirects) is package fetch; this package joins them, streams
+// the body to the client, truncates it visibly when the origin's body fails
+// (TMO-6), and logs one record per client request (LOG-1/LOG-2).
+package edge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/routing"
+	"github.com/edgeconform/edgeconform/reference/upstream"
+)
+
+// Server answers clients.
+type Server struct {
+	router  *routing.Router
+	engine  *fetch.Engine
+	log     *slog.Logger
+	metrics *Metrics
+	ids     atomic.Uint64
+	idBase  string
+}
+
+// New builds a server for a validated configuration. metrics may be nil.
+func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics *Metrics) (*Server, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	router, err := routing.New(cfg.Service)
+	if err != nil {
+		return nil, fmt.Errorf("compiling routes: %w", err)
+	}
+	origins := make(map[string]config.EffectiveOrigin, len(cfg.Origins))
+	for _, o := range cfg.Origins {
+		origins[o.Name] = cfg.Effective(o)
+	}
+	return &Server{
+		router:  router,
+		engine:  fetch.New(client, origins, log),
+		log:     log,
+		metrics: metrics,
+		idBase:  strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
+	}, nil
+}
+
+// hopByHop are the headers that describe one connection, not the message;
+// they never cross the edge (PRT-5 for TE).
+var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
+
+func removeHopByHop(h http.Header) {
+	for _, v := range h.Values("Connection") {
+		for _, name := range strings.Split(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				h.Del(name)
+			}
+		}
+	}
+	for _, name := range hopByHop {
+		h.Del(name)
+	}
+}
+
+// visit is one client request on its way through the steps.
+type visit struct {
+	id      string
+	start   time.Time
+	w       http.ResponseWriter
+	r       *http.Request
+	route   *routing.Result
+	result  *fetch.Result
+	status  int
+	bytes   int64
+	trunc   string // why the body was cut short, if it was
+	errText string
+	logged  bool
+}
+
+// ServeHTTP runs a request through receive, route, fetch, deliver and log.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	v := &visit{id: s.idBase + "-" + strconv.FormatUint(s.ids.Add(1), 10), start: time.Now(), w: w, r: r}
+	defer s.logVisit(v)
+	route, rerr := s.router.Route(r) // receive + route: MTH-1..MTH-7
+	if rerr != nil {
+		s.deny(v, rerr)
+		return
+	}
+	v.route = route
+	if route.Redirect != nil {
+		w.Header().Set("Location", route.Redirect.Location)
+		v.status = route.Redirect.Status
+		w.WriteHeader(v.status)
+		return
+	}
+	v.result = s.engine.Fetch(r.Context(), route.Origin, s.originRequest(v))
+	s.metrics.observeFetch(v.result)
+	s.deliver(v)
+}
+
+// deny answers a request routing refused (400, 404, 405).
+func (s *Server) deny(v *visit, rerr *routing.Error) {
+	if rerr.Status == http.StatusMethodNotAllowed && len(rerr.Allow) > 0 {
+		v.w.Header().Set("Allow", strings.Join(rerr.Allow, ", "))
+	}
+	v.status = rerr.Status
+	v.errText = rerr.Reason
+	http.Error(v.w, rerr.Reason, rerr.Status)
+}
+
+// originRequest is what the fetch engine sends: the client's headers less
+// hop-by-hop ones, after the route's header action (HST-6: origin-level
+// header actions come later, per origin, in fetch).
+func (s *Server) originRequest(v *visit) fetch.Request {
+	h := v.r.Header.Clone()
+	removeHopByHop(h)
+	routing.ApplyRequestHeaders(h, v.route.Rule.HeaderAction)
+	req := fetch.Request{
+		Method:           v.r.Method,
+		PathAndQuery:     v.route.OriginPath,
+		Header:           h,
+		ClientHost:       v.r.Host,
+		RouteHostRewrite: v.route.HostRewrite,
+		RequestID:        v.id,
+		ContentLength:    v.r.ContentLength,
+	}
+	if v.r.ContentLength != 0 && v.r.Body != nil && v.r.Body != http.NoBody {
+		req.Body = v.r.Body
+	}
+	return req
+}
+
+// deliver sends the chosen response, or the synthesized 502/504, to the
+// client. A body that fails midway is truncated so the client can tell:
+// the handler aborts, which closes an HTTP/1.1 connection short of its
+// Content-Length or final chunk and resets an h2 stream (TMO-6).
+func (s *Server) deliver(v *visit) {
+	res := v.result
+	if res.Response == nil {
+		v.status = res.Status
+		v.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		v.w.WriteHeader(res.Status)
+		fmt.Fprintf(v.w, "%d %s: %s\n", res.Status, http.StatusText(res.Status), res.Reason)
+		return
+	}
+	resp := res.Response
+	defer resp.Body.Close()
+	h := v.w.Header()
+	for k, vals := range resp.Header {
+		h[k] = append([]string(nil), vals...)
+	}
+	removeHopByHop(h)
+	routing.ApplyResponseHeaders(h, v.route.Rule.HeaderAction)
+	if resp.ContentLength >= 0 && v.r.Method != http.MethodHead {
+		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	}
+	v.status = resp.StatusCode
+	v.w.WriteHeader(resp.StatusCode)
+	if v.r.Method == http.MethodHead {
+		return
+	}
+	n, err := copyFlushing(v.w, resp.Body)
+	v.bytes = n
+	if err != nil {
+		v.trunc = truncReason(err)
+		s.logVisit(v)
+		v.logged = true
+		panic(http.ErrAbortHandler) // truncate visibly; net/http closes or resets
+	}
+}
+
+func truncReason(err error) string {
+	switch {
+	case errors.Is(err, fetch.ErrReadTimeout):
+		return "read_timeout"
+	case errors.Is(err, fetch.ErrResponseTimeout):
+		return "response_timeout"
+	case errors.Is(err, context.Canceled):
+		return "client_gone"
+	}
+	return "origin_error: " + err.Error()
+}
+
+// copyFlushing streams src to the client, flushing after every read so that
+// a slow origin body reaches the client as it arrives. Only read errors are
+// returned as errors; a client that went away ends the copy too.
+func copyFlushing(w http.ResponseWriter, src io.Reader) (int64, error) {
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 32<<10)
+	var n int64
+	for {
+		m, rerr := src.Read(buf)
+		if m > 0 {
+			if _, werr := w.Write(buf[:m]); werr != nil {
+				return n, context.Canceled
+			}
+			n += int64(m)
+			_ = rc.Flush()
+		}
+		if rerr == io.EOF {
+			return n, nil
+		}
+		if rerr != nil {
+			return n, rerr
+		}
+	}
+}

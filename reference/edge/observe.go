@@ -1,0 +1,123 @@
+package edge
+
+import (
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// logVisit writes the one record of a client request (LOG-1); its origin
+// attempts have records of their own from package fetch, linked by
+// request_id.
+func (s *Server) logVisit(v *visit) {
+	if v.logged {
+		return
+	}
+	v.logged = true
+	latency := time.Since(v.start)
+	attrs := []slog.Attr{
+		slog.String("request_id", v.id),
+		slog.String("method", v.r.Method),
+		slog.String("host", v.r.Host),
+		slog.String("uri", v.r.RequestURI),
+		slog.String("range", v.r.Header.Get("Range")),
+		slog.Int("status", v.status),
+		slog.Int64("bytes", v.bytes),
+		slog.Float64("latency_ms", float64(latency.Microseconds())/1000),
+		slog.String("cache_status", "uncached"), // caching comes with part 2
+	}
+	if v.route != nil {
+		attrs = append(attrs, slog.String("path_matcher", v.route.PathMatcher), slog.Int64("route_priority", v.route.Priority))
+	}
+	if res := v.result; res != nil {
+		attrs = append(attrs,
+			slog.String("origin", res.Origin),
+			slog.Int("attempts", len(res.Attempts)),
+			slog.String("proxy_status", res.Reason),
+		)
+		if n := len(res.Attempts); n > 0 {
+			last := res.Attempts[n-1]
+			attrs = append(attrs, slog.String("origin_ip", last.IP),
+				slog.Float64("backend_latency_ms", float64(last.Duration.Microseconds())/1000))
+		}
+	}
+	if v.trunc != "" {
+		attrs = append(attrs, slog.String("truncated", v.trunc))
+	}
+	if v.errText != "" {
+		attrs = append(attrs, slog.String("error", v.errText))
+	}
+	s.log.LogAttrs(v.r.Context(), slog.LevelInfo, "client request", attrs...)
+	s.metrics.observeRequest(v.status, v.trunc != "", latency)
+}
+
+// Metrics are the Prometheus series the admin endpoint serves.
+type Metrics struct {
+	Registry  *prometheus.Registry
+	requests  *prometheus.CounterVec
+	truncated prometheus.Counter
+	latency   prometheus.Histogram
+	attempts  *prometheus.CounterVec
+	attemptD  *prometheus.HistogramVec
+}
+
+// NewMetrics registers the edge's series in a fresh registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edgecache_requests_total", Help: "Client requests by response status.",
+		}, []string{"status"}),
+		truncated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "edgecache_truncated_responses_total", Help: "Client responses cut short because the origin body failed or timed out.",
+		}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "edgecache_request_duration_seconds", Help: "Client request latency, to the last body byte.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
+		}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edgecache_origin_attempts_total", Help: "Origin attempts by origin and outcome.",
+		}, []string{"origin", "outcome"}),
+		attemptD: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "edgecache_origin_attempt_duration_seconds", Help: "Origin attempt latency, to the response headers.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
+		}, []string{"origin"}),
+	}
+	m.Registry.MustRegister(m.requests, m.truncated, m.latency, m.attempts, m.attemptD)
+	return m
+}
+
+func (m *Metrics) observeRequest(status int, truncated bool, d time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(strconv.Itoa(status)).Inc()
+	if truncated {
+		m.truncated.Inc()
+	}
+	m.latency.Observe(d.Seconds())
+}
+
+func (m *Metrics) observeFetch(res *fetch.Result) {
+	if m == nil || res == nil {
+		return
+	}
+	for _, a := range res.Attempts {
+		m.attempts.WithLabelValues(a.Origin, outcomeLabel(a.Outcome)).Inc()
+		m.attemptD.WithLabelValues(a.Origin).Observe(a.Duration.Seconds())
+	}
+}
+
+// outcomeLabel keeps the outcome's kind ("connect_failure", "retry") and
+// drops details, so label values stay few.
+func outcomeLabel(o string) string {
+	for i := 0; i < len(o); i++ {
+		if o[i] == ':' {
+			return o[:i]
+		}
+	}
+	return o
+}
