@@ -204,7 +204,7 @@ func TestBadInputs(t *testing.T) {
 		{"malformed JSON", "POST", "/v1/rules", `{"action":`, 400, "body", "malformed JSON"},
 		{"trailing data", "POST", "/v1/rules", `{} {}`, 400, "body", "malformed JSON"},
 		{"empty body", "POST", "/v1/rules", ``, 400, "body", "empty"},
-		{"not an object", "POST", "/v1/rules", `42`, 400, "body", "rule object"},
+		{"not an object", "POST", "/v1/rules", `42`, 400, "body", "must be an object"},
 		{"array of non-objects", "POST", "/v1/rules", `[1]`, 400, "body", "object"},
 		{"bad object", "PUT", "/v1/objects", `{"path":"x"}`, 400, "objects[0].path", "must start with '/'"},
 		{"bad object in batch", "PUT", "/v1/objects", `[{"path":"/a"},{"path":"/b","size":-1}]`, 400, "objects[1].size", ">= 0"},

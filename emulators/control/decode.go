@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 )
@@ -38,15 +39,15 @@ func decodeList[T any](body []byte, what string, prefix func(i, n int) string) (
 	out := make([]T, len(raws))
 	var fields rules.Errors
 	for i, raw := range raws {
+		p := prefix(i, len(raws))
+		if es := fielderr.CheckJSON(raw, reflect.TypeFor[T](), p, "body"); len(es) > 0 {
+			fields = append(fields, es...)
+			continue
+		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&out[i]); err != nil {
-			p := prefix(i, len(raws))
-			fe := diagnose(raw, reflect.TypeFor[T](), p, what)
-			if fe == nil {
-				fe = &rules.FieldError{Field: orBody(p), Problem: err.Error()}
-			}
-			fields = append(fields, *fe)
+			fields = append(fields, rules.FieldError{Field: orBody(p), Problem: err.Error()})
 		}
 	}
 	if len(fields) > 0 {
@@ -77,212 +78,6 @@ func checkSyntax(body []byte) error {
 		err = errors.New("not valid JSON")
 	}
 	return badField("body", "malformed JSON: %v", err)
-}
-
-var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
-
-// FieldProblem finds the first thing in the JSON document data that cannot
-// be decoded into v's type (an unknown field, a value of the wrong type, a
-// bad duration) and names it by its path ("listeners[0].adress"), the way
-// the API's errors do. ok is false when it finds nothing wrong.
-func FieldProblem(data []byte, v any) (fe rules.FieldError, ok bool) {
-	t := reflect.TypeOf(v)
-	if t == nil || !json.Valid(data) {
-		return fe, false
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if p := diagnose(data, t, "", "JSON"); p != nil {
-		return *p, true
-	}
-	return fe, false
-}
-
-// diagnose finds the first thing in raw that cannot be decoded into t (an
-// unknown field, a value of the wrong type, a bad duration) and names it by
-// its path below path. It returns nil when it finds nothing.
-func diagnose(raw json.RawMessage, t reflect.Type, path, what string) *rules.FieldError {
-	if isNull(raw) {
-		return nil
-	}
-	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
-		return leaf(raw, t, path)
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return diagnose(raw, t.Elem(), path, what)
-	case reflect.Struct:
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			if path == "" {
-				return &rules.FieldError{Field: "body", Problem: fmt.Sprintf("must be a %s object or an array of them, got %s", what, jsonKind(raw))}
-			}
-			return &rules.FieldError{Field: path, Problem: "must be a JSON object, got " + jsonKind(raw)}
-		}
-		fields := jsonFields(t)
-		for _, key := range slices.Sorted(maps.Keys(obj)) {
-			f, ok := lookupField(fields, key)
-			if !ok {
-				return &rules.FieldError{Field: join(path, key), Problem: fmt.Sprintf("unknown field %q (known: %s)", key, fieldNames(fields))}
-			}
-			if fe := diagnose(obj[key], f.typ, join(path, f.name), what); fe != nil {
-				return fe
-			}
-		}
-		return nil
-	case reflect.Slice, reflect.Array:
-		var arr []json.RawMessage
-		if err := json.Unmarshal(raw, &arr); err != nil {
-			return &rules.FieldError{Field: orBody(path), Problem: "must be a JSON array, got " + jsonKind(raw)}
-		}
-		for i, el := range arr {
-			if fe := diagnose(el, t.Elem(), fmt.Sprintf("%s[%d]", path, i), what); fe != nil {
-				return fe
-			}
-		}
-		return nil
-	case reflect.Map:
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return &rules.FieldError{Field: orBody(path), Problem: "must be a JSON object, got " + jsonKind(raw)}
-		}
-		for _, key := range slices.Sorted(maps.Keys(m)) {
-			if fe := diagnose(m[key], t.Elem(), join(path, key), what); fe != nil {
-				return fe
-			}
-		}
-		return nil
-	}
-	return leaf(raw, t, path)
-}
-
-// leaf decodes raw into a fresh t and reports why it cannot.
-func leaf(raw json.RawMessage, t reflect.Type, path string) *rules.FieldError {
-	err := json.Unmarshal(raw, reflect.New(t).Interface())
-	if err == nil {
-		return nil
-	}
-	problem := err.Error()
-	if ute, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		problem = fmt.Sprintf("must be a JSON %s, got %s", kindName(ute.Type), jsonKind(raw))
-		if strings.HasPrefix(ute.Value, "number") && kindName(ute.Type) == "integer" {
-			problem = fmt.Sprintf("must be an integer that fits in %s, got %s", ute.Type, bytes.TrimSpace(raw))
-		}
-	}
-	return &rules.FieldError{Field: orBody(path), Problem: problem}
-}
-
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// jsonKind names the kind of a JSON value by its first byte.
-func jsonKind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string " + string(raw)
-	case 't', 'f':
-		return "a boolean " + string(raw)
-	case 'n':
-		return "null"
-	}
-	return "a number " + string(raw)
-}
-
-// kindName names the JSON kind a Go type wants.
-func kindName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "integer"
-	case reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.Slice, reflect.Array:
-		return "array"
-	case reflect.Map, reflect.Struct:
-		return "object"
-	case reflect.Pointer:
-		return kindName(t.Elem())
-	}
-	return t.String()
-}
-
-type jsonField struct {
-	name string
-	typ  reflect.Type
-}
-
-// jsonFields lists the JSON fields of struct type t as encoding/json sees
-// them, embedded structs inlined.
-func jsonFields(t reflect.Type) []jsonField {
-	var out []jsonField
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		ft := f.Type
-		if f.Anonymous && name == "" {
-			if ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				out = append(out, jsonFields(ft)...)
-				continue
-			}
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out = append(out, jsonField{name: name, typ: f.Type})
-	}
-	return out
-}
-
-// lookupField finds key as encoding/json does: exactly, else ignoring case.
-func lookupField(fields []jsonField, key string) (jsonField, bool) {
-	for _, f := range fields {
-		if f.name == key {
-			return f, true
-		}
-	}
-	for _, f := range fields {
-		if strings.EqualFold(f.name, key) {
-			return f, true
-		}
-	}
-	return jsonField{}, false
-}
-
-func fieldNames(fields []jsonField) string {
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.name
-	}
-	return strings.Join(names, ", ")
 }
 
 // queryParams are the journal query's parameters.

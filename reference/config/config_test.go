@@ -555,7 +555,7 @@ func TestAllProblemsReported(t *testing.T) {
 func TestUnknownFieldPath(t *testing.T) {
 	doc := mutate(t, exampleYAML, "connectTimeout: 2s", "conectTimeout: 2s")
 	es := loadErrs(t, doc, Options{})
-	want := `origins[0].timeout.conectTimeout: unknown field (did you mean "connectTimeout"?)`
+	want := `origins[0].timeout.conectTimeout: unknown field "conectTimeout" (did you mean "connectTimeout"?)`
 	if len(es) != 1 || es[0].Error() != want {
 		t.Errorf("got %v, want %s", es, want)
 	}

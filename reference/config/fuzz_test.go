@@ -31,12 +31,12 @@ func FuzzLoad(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, lab bool) {
 		// The path-finding walk must catch everything the decoder rejects
 		// (it is stricter: field names must match in case too).
-		if j, err := yaml.YAMLToJSONStrict(data); err == nil && len(decodeProblems(j, reflect.TypeFor[Config]())) == 0 {
+		if j, err := yaml.YAMLToJSONStrict(data); err == nil && len(fielderr.CheckJSON(j, reflect.TypeFor[Config](), "", docField)) == 0 {
 			dec := json.NewDecoder(bytes.NewReader(j))
 			dec.DisallowUnknownFields()
 			var c Config
 			if err := dec.Decode(&c); err != nil {
-				t.Fatalf("decodeProblems found nothing in %s, but decoding fails: %v", j, err)
+				t.Fatalf("CheckJSON found nothing in %s, but decoding fails: %v", j, err)
 			}
 		}
 

@@ -579,7 +579,7 @@ func (v *validator) checkCDNPolicy(p string, cp *CDNPolicy) {
 		v.add(p+".defaultTtl", "must be at most maxTtl (%s), got %s", fmtDur(cp.MaxTTL.D()), fmtDur(cp.DefaultTTL.D()))
 	}
 	for _, code := range slices.Sorted(maps.Keys(cp.NegativeCachingPolicy)) {
-		kp := mapKey(p+".negativeCachingPolicy", code)
+		kp := fielderr.MapKey(p+".negativeCachingPolicy", code)
 		n, err := strconv.Atoi(code)
 		if err != nil || strconv.Itoa(n) != code || n < 300 || n > 599 {
 			v.add(kp, "must be keyed by an HTTP status code between 300 and 599, got %q", code)
@@ -622,7 +622,7 @@ func (v *validator) checkReference() {
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(ext.RedirectAllowList)) {
-		kp := mapKey("reference.redirectAllowList", name)
+		kp := fielderr.MapKey("reference.redirectAllowList", name)
 		if _, ok := v.origins[name]; !ok {
 			v.add(kp, "no origin named %q (%s)", name, v.originNames())
 		}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"reflect"
+
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"io"
 	"log/slog"
 	"net"
@@ -165,8 +168,8 @@ func parseArgs(args []string, stdout io.Writer) (*setup, error) {
 		if err := yaml.UnmarshalStrict(b, &fc); err != nil {
 			// Name the field by its path where possible.
 			if j, jerr := yaml.YAMLToJSON(b); jerr == nil {
-				if fe, ok := control.FieldProblem(j, &fc); ok {
-					return nil, usagef("--config %s: %v", *configFile, fe)
+				if es := fielderr.CheckJSON(j, reflect.TypeFor[fileConfig](), "", "config"); len(es) > 0 {
+					return nil, usagef("--config %s: %v", *configFile, es)
 				}
 			}
 			return nil, usagef("--config %s: %w", *configFile, err)
