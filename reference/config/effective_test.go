@@ -18,7 +18,9 @@ func TestEffectiveDefaultsAndCaps(t *testing.T) {
 				e.RetryConditions[0] == RetryConnectFailure && e.ConnectTimeout == 5*time.Second && e.MaxAttemptsTimeout == 15*time.Second &&
 				e.ReadTimeout == 15*time.Second && e.ResponseTimeout == 30*time.Second && e.RedirectAllowList[0] == "x.test"
 		}},
+		// PRT-3: default ports 443 for HTTP2 (above) and HTTPS, 80 for HTTP.
 		{"http port", Origin{OriginAddress: "a.test", Protocol: ProtocolHTTP}, func(e EffectiveOrigin) bool { return e.Port == 80 }},
+		{"https port", Origin{OriginAddress: "a.test", Protocol: ProtocolHTTPS}, func(e EffectiveOrigin) bool { return e.Port == 443 }},
 		{"read capped by response (TMO-5)", Origin{OriginAddress: "a.test", Timeout: &OriginTimeout{ResponseTimeout: &ten}}, func(e EffectiveOrigin) bool {
 			return e.ReadTimeout == 10*time.Second && e.ResponseTimeout == 10*time.Second
 		}},
