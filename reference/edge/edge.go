@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,6 +36,7 @@ type Server struct {
 	metrics *Metrics
 	ids     atomic.Uint64
 	idBase  string
+	bufs    sync.Pool // *[]byte copy buffers for deliver
 }
 
 // New builds a server for a validated configuration. metrics may be nil.
@@ -174,7 +176,9 @@ func (s *Server) deliver(v *visit) {
 	if v.r.Method == http.MethodHead {
 		return
 	}
-	n, err := copyFlushing(v.w, resp.Body)
+	buf := s.buffer()
+	defer s.bufs.Put(buf)
+	n, err := copyFlushing(v.w, resp.Body, *buf)
 	v.bytes = n
 	if err != nil {
 		v.trunc = truncReason(err)
@@ -196,12 +200,23 @@ func truncReason(err error) string {
 	return "origin_error: " + err.Error()
 }
 
-// copyFlushing streams src to the client, flushing after every read so that
-// a slow origin body reaches the client as it arrives. Only read errors are
-// returned as errors; a client that went away ends the copy too.
-func copyFlushing(w http.ResponseWriter, src io.Reader) (int64, error) {
+// copyBufferSize is the size of the buffers bodies are copied through.
+const copyBufferSize = 32 << 10
+
+func (s *Server) buffer() *[]byte {
+	if b, ok := s.bufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, copyBufferSize)
+	return &b
+}
+
+// copyFlushing streams src to the client through buf, flushing after every
+// read so that a slow origin body reaches the client as it arrives. Only
+// read errors are returned as errors; a client that went away ends the copy
+// too.
+func copyFlushing(w http.ResponseWriter, src io.Reader, buf []byte) (int64, error) {
 	rc := http.NewResponseController(w)
-	buf := make([]byte, 32<<10)
 	var n int64
 	for {
 		m, rerr := src.Read(buf)
