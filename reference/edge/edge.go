@@ -61,24 +61,6 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 	}, nil
 }
 
-// hopByHop are the headers that describe one connection, not the message;
-// they never cross the edge (PRT-5 for TE).
-var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
-	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
-
-func removeHopByHop(h http.Header) {
-	for _, v := range h.Values("Connection") {
-		for _, name := range strings.Split(v, ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				h.Del(name)
-			}
-		}
-	}
-	for _, name := range hopByHop {
-		h.Del(name)
-	}
-}
-
 // visit is one client request on its way through the steps.
 type visit struct {
 	id      string
@@ -130,7 +112,7 @@ func (s *Server) deny(v *visit, rerr *routing.Error) {
 // header actions come later, per origin, in fetch).
 func (s *Server) originRequest(v *visit) fetch.Request {
 	h := v.r.Header.Clone()
-	removeHopByHop(h)
+	upstream.RemoveHopByHop(h)
 	routing.ApplyRequestHeaders(h, v.route.Rule.HeaderAction)
 	req := fetch.Request{
 		Method:           v.r.Method,
@@ -166,7 +148,7 @@ func (s *Server) deliver(v *visit) {
 	for k, vals := range resp.Header {
 		h[k] = append([]string(nil), vals...)
 	}
-	removeHopByHop(h)
+	upstream.RemoveHopByHop(h)
 	routing.ApplyResponseHeaders(h, v.route.Rule.HeaderAction)
 	if resp.ContentLength >= 0 && v.r.Method != http.MethodHead {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))

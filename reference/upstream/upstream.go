@@ -178,7 +178,7 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 	if out.Header == nil {
 		out.Header = http.Header{}
 	}
-	removeHopByHop(out.Header)
+	RemoveHopByHop(out.Header)
 	for name, values := range out.Header {
 		if !httpguts.ValidHeaderFieldName(name) {
 			return fail("http_request_error", fmt.Errorf("invalid header name %q", name))
@@ -213,11 +213,16 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 	return resp, nil
 }
 
-// hopByHop are the request headers never forwarded (RFC 9110 section 7.6.1;
-// TE by PRT-5). The h2 transport also refuses most of them.
-var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Transfer-Encoding", "Upgrade", "Te", "Trailer"}
+// hopByHop are the headers that describe one connection, not the message
+// (RFC 9110 section 7.6.1, and RFC 7230's Proxy-Authenticate/-Authorization;
+// TE by PRT-5): they never cross a proxy in either direction. The h2
+// transport also refuses most of them.
+var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
-func removeHopByHop(h http.Header) {
+// RemoveHopByHop deletes the hop-by-hop headers from h, including those
+// that h's Connection header names.
+func RemoveHopByHop(h http.Header) {
 	for _, v := range h.Values("Connection") {
 		for _, name := range strings.Split(v, ",") {
 			if name = strings.TrimSpace(name); name != "" {
