@@ -306,3 +306,21 @@ func (r *ring[T]) find(match func(*T) bool) *T {
 	}
 	return nil
 }
+
+type annotatorKey struct{}
+
+// WithAnnotator returns a context whose Annotate calls reach note: the
+// emulator gives each request's handler such a context, so code serving the
+// request (a bucket backend, say) can add to its journal record.
+func WithAnnotator(ctx context.Context, note func(string)) context.Context {
+	return context.WithValue(ctx, annotatorKey{}, note)
+}
+
+// Annotate adds a note to the journal record of the request ctx belongs to
+// (for example "sigv4: SignatureDoesNotMatch"); without an annotator it
+// does nothing.
+func Annotate(ctx context.Context, note string) {
+	if f, ok := ctx.Value(annotatorKey{}).(func(string)); ok {
+		f(note)
+	}
+}

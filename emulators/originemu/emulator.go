@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"strings"
 	"sync"
@@ -65,6 +66,11 @@ type ListenerConfig struct {
 	// CertFile and KeyFile override Config's for this listener.
 	CertFile string `json:"certFile,omitempty"`
 	KeyFile  string `json:"keyFile,omitempty"`
+	// Backend, if set, answers this listener's requests instead of the
+	// object store: an S3-compatible or GCS-style bucket service, say.
+	// Rules still fire around it (hold, delay, faults, header shaping), and
+	// it can add notes to the journal with journal.Annotate.
+	Backend http.Handler `json:"-"`
 }
 
 // ListenerInfo describes a running listener.
@@ -102,10 +108,11 @@ type Emulator struct {
 
 type listener struct {
 	ListenerInfo
-	allow []netip.Prefix
-	ln    net.Listener // serving profiles and blackhole
-	raw   *rawSocket   // refuse and syn-drop
-	tls   *tls.Config
+	backend http.Handler
+	allow   []netip.Prefix
+	ln      net.Listener // serving profiles and blackhole
+	raw     *rawSocket   // refuse and syn-drop
+	tls     *tls.Config
 }
 
 // New checks cfg and prepares an emulator; Start binds its listeners.
@@ -161,7 +168,7 @@ func (e *Emulator) prepareListeners() error {
 	var problems []string
 	for i, lc := range e.cfg.Listeners {
 		field := fmt.Sprintf("listeners[%d]", i)
-		l := &listener{ListenerInfo: ListenerInfo{Name: lc.Name, Profile: lc.Profile, Addr: lc.Addr}}
+		l := &listener{ListenerInfo: ListenerInfo{Name: lc.Name, Profile: lc.Profile, Addr: lc.Addr}, backend: lc.Backend}
 		switch {
 		case lc.Name == "":
 			problems = append(problems, field+".name: required")

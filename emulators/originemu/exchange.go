@@ -28,7 +28,10 @@ func (e *Emulator) ServeWire(w wire.ResponseWriter, r *wire.Request) {
 	if r.RequestURI == "" {
 		e.journal.Update(seq, func(q *journal.Request) { q.URI = r.URL.RequestURI() })
 	}
-	x := &exchange{e: e, w: w, r: r, seq: seq, ctx: r.Context()}
+	x := &exchange{e: e, w: w, r: r, seq: seq}
+	// Code serving the request (a backend) may add to its journal note.
+	x.ctx = journal.WithAnnotator(r.Context(), func(note string) { x.notef("%s", note) })
+	x.r.Request = x.r.Request.WithContext(x.ctx)
 	x.run()
 	e.journal.Update(seq, func(q *journal.Request) {
 		q.Status, q.BodyBytes, q.End, q.Note, q.Ended = x.status, w.BodyBytes(), x.end, x.note, time.Now()
@@ -89,6 +92,8 @@ func (x *exchange) run() {
 		x.redirect(s, a.Redirect)
 	case !a.ServesObject():
 		x.scripted(s, a, spec)
+	case x.e.backend(x.r.Conn.Listener) != nil:
+		x.e.backend(x.r.Conn.Listener).ServeHTTP(s, x.r.Request)
 	default:
 		if err := objects.Serve(s, x.r.Request, spec, time.Now()); err != nil {
 			x.notef("serving object: %v", err)
@@ -100,6 +105,14 @@ func (x *exchange) run() {
 		}
 	}
 	s.finish()
+}
+
+// backend is the listener's backend, or nil.
+func (e *Emulator) backend(listener string) http.Handler {
+	if l := e.byName[listener]; l != nil {
+		return l.backend
+	}
+	return nil
 }
 
 // choose returns the rule that fires (zero Rule if none) and the object.
