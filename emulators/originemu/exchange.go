@@ -82,18 +82,18 @@ func (x *exchange) run() {
 	}
 	kind, cut := a.Ends()
 	if cut != nil && cut.Before() {
-		x.status = 0
 		x.cut(kind, cut)
 		return
 	}
 	s := &shaper{x: x, a: a, kind: kind, cut: cut}
+	backend := x.e.backend(x.r.Conn.Listener)
 	switch {
 	case a.Redirect != nil:
 		x.redirect(s, a.Redirect)
 	case !a.ServesObject():
 		x.scripted(s, a, spec)
-	case x.e.backend(x.r.Conn.Listener) != nil:
-		x.e.backend(x.r.Conn.Listener).ServeHTTP(s, x.r.Request)
+	case backend != nil:
+		backend.ServeHTTP(s, x.r.Request)
 	default:
 		if err := objects.Serve(s, x.r.Request, spec, time.Now()); err != nil {
 			x.notef("serving object: %v", err)
