@@ -60,6 +60,9 @@ type EffectiveOrigin struct {
 	RequestHeaders     []HeaderToAdd
 	RedirectAllowList  []string // EXT (RDR-6); nil = any host
 	AWSV4              *AWSV4Authentication
+	// AWSV4Secret is the secret access key secretAccessKeyVersion names,
+	// once Config.ResolveSecrets has found it; "" otherwise.
+	AWSV4Secret string
 }
 
 // Effective returns o's settings with defaults applied.
@@ -73,6 +76,9 @@ func (c *Config) Effective(o Origin) EffectiveOrigin {
 		ReadTimeout:        DefaultReadTimeout,
 		ResponseTimeout:    DefaultResponseTimeout,
 		AWSV4:              o.AWSV4Authentication,
+	}
+	if e.AWSV4 != nil {
+		e.AWSV4Secret = c.secrets[o.Name]
 	}
 	if e.Protocol == "" {
 		e.Protocol = ProtocolHTTP2

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/reference/secrets"
 )
 
 // Options control validation.
@@ -19,6 +20,11 @@ type Options struct {
 	// suites can run fast against the reference with sub-second timeouts.
 	// Upper bounds, and readTimeout <= responseTimeout, still hold.
 	Lab bool
+	// Secrets, if set, resolves every awsV4Authentication's
+	// secretAccessKeyVersion after validation (BKT-1): a secret it does not
+	// have is a problem at that field, naming the origin and what was
+	// looked for. nil skips the resolution (validation only).
+	Secrets secrets.Store
 }
 
 // docField names the whole document in errors that belong to no field.
@@ -53,6 +59,11 @@ func Load(data []byte, opts Options) (*Config, error) {
 	}
 	if err := c.Validate(opts); err != nil {
 		return nil, err
+	}
+	if opts.Secrets != nil {
+		if err := c.ResolveSecrets(opts.Secrets); err != nil {
+			return nil, err
+		}
 	}
 	return &c, nil
 }
@@ -103,4 +114,32 @@ func secondDocument(data []byte) (line int, ok bool) {
 		seenContent = true
 	}
 	return 0, false
+}
+
+// ResolveSecrets looks up the secret of every origin with
+// awsV4Authentication in store and keeps it for Effective
+// (EffectiveOrigin.AWSV4Secret). Every secret store does not have is
+// reported, as fielderr.Errors at
+// origins[i].awsV4Authentication.secretAccessKeyVersion.
+func (c *Config) ResolveSecrets(store secrets.Store) error {
+	var l fielderr.List
+	found := map[string]string{}
+	for i, o := range c.Origins {
+		a := o.AWSV4Authentication
+		if a == nil {
+			continue
+		}
+		s, err := store.Secret(a.SecretAccessKeyVersion)
+		if err != nil {
+			l.Add(fmt.Sprintf("origins[%d].awsV4Authentication.secretAccessKeyVersion", i),
+				"origin %q: %v", o.Name, err)
+			continue
+		}
+		found[o.Name] = s
+	}
+	if err := l.Err(); err != nil {
+		return err
+	}
+	c.secrets = found
+	return nil
 }

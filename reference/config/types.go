@@ -26,6 +26,10 @@ type Config struct {
 	// Reference holds settings Media CDN does not have (EXT); a file
 	// meant for Media CDN too leaves it out.
 	Reference *Extensions `json:"reference,omitempty"`
+
+	// secrets maps an origin's name to its resolved secret access key
+	// (ResolveSecrets).
+	secrets map[string]string
 }
 
 // Origin is an EdgeCacheOrigin.

@@ -39,8 +39,10 @@ type Server struct {
 	bufs    sync.Pool // *[]byte copy buffers for deliver
 }
 
-// New builds a server for a validated configuration. metrics may be nil.
-func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics *Metrics) (*Server, error) {
+// New builds a server for a validated configuration (with its secrets
+// resolved, if it has awsV4Authentication origins: config.Options.Secrets).
+// metrics may be nil; opts configure the fetch engine (fetch.WithGCS).
+func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics *Metrics, opts ...fetch.Option) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -54,7 +56,7 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 	}
 	return &Server{
 		router:  router,
-		engine:  fetch.New(client, origins, log),
+		engine:  fetch.New(client, origins, log, opts...),
 		log:     log,
 		metrics: metrics,
 		idBase:  strconv.FormatInt(time.Now().UnixNano()%1e9, 36),

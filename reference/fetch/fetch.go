@@ -140,16 +140,22 @@ type Engine struct {
 	client  *upstream.Client
 	origins map[string]config.EffectiveOrigin
 	log     *slog.Logger
+	gcs     GCS              // how gs:// origins are reached
+	now     func() time.Time // signing time (tests move it)
 }
 
 // New returns an engine that reaches origins through client; origins maps
 // each origin's name to its effective settings (failovers are looked up by
 // name). log nil means slog.Default().
-func New(client *upstream.Client, origins map[string]config.EffectiveOrigin, log *slog.Logger) *Engine {
+func New(client *upstream.Client, origins map[string]config.EffectiveOrigin, log *slog.Logger, opts ...Option) *Engine {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{client: client, origins: origins, log: log}
+	e := &Engine{client: client, origins: origins, log: log, now: time.Now}
+	for _, opt := range opts {
+		opt(e)
+	}
+	return e
 }
 
 // Fetch runs the attempt loop for req, starting at the primary origin (the
@@ -165,6 +171,14 @@ func (e *Engine) Fetch(ctx context.Context, primary string, req Request) *Result
 	}
 	f.deadline = f.start.Add(po.MaxAttemptsTimeout) // ATT-9, TMO-2: the primary's value only
 	f.safe = safeMethod(req.Method)                 // ATT-1
+	if po.AWSV4 != nil && !safeMethod(req.Method) {
+		// BKT-1: only GET, HEAD and OPTIONS are signed; an unsafe method
+		// never fails over (ATT-2), so no other origin is asked either.
+		f.final(http.StatusBadGateway, "proxy_configuration_error")
+		e.log.Warn("origin fetch: method not sent to an awsV4Authentication origin", "request_id", req.RequestID,
+			"origin", primary, "method", req.Method)
+		return f.finish()
+	}
 	f.prepareBody()
 	f.enter(po)
 
@@ -195,6 +209,9 @@ type fetch struct {
 	onOrigin int                    // attempts made under it, followed redirects included (ATT-3, RDR-2)
 	target   upstream.Target        // where the next attempt to this origin goes
 	path     string                 // path and query the next attempt asks for
+	// bucketTarget is a gs:// origin's own target (its bearer token goes
+	// there only); zero for other origins.
+	bucketTarget upstream.Target
 
 	next     nextKind    // what judge asked for
 	redirect *redirectTo // set with next == nextRedirect
@@ -251,7 +268,14 @@ func (f *fetch) prepareBody() {
 // enter makes o the current origin of the chain (ATT-3); its target's Host
 // is computed for it (HST-1, HST-2).
 func (f *fetch) enter(o config.EffectiveOrigin) {
-	f.origin, f.onOrigin = o, 0
+	f.origin, f.onOrigin, f.bucketTarget = o, 0, upstream.Target{}
+	if bucket, ok := bucketOf(o.Address); ok {
+		// HST-4, BKT-4: the endpoint and the Host come from the bucket;
+		// hostRewrite is ignored.
+		f.target, f.path = f.e.gcsTarget(o, bucket, f.req.PathAndQuery)
+		f.bucketTarget = f.target
+		return
+	}
 	f.target = upstream.Target{Protocol: o.Protocol, Address: o.Address, Port: o.Port, Host: f.hostFor(o)}
 	f.path = f.req.PathAndQuery
 }
@@ -362,7 +386,16 @@ func (f *fetch) try(ctx context.Context, s step) outcome {
 	// response outlives it.
 	timer := time.AfterFunc(wait, func() { cancel(cause) })
 
-	resp, err := f.e.client.RoundTrip(actx, s.target, f.request(actx, s.path))
+	var resp *http.Response
+	req := f.request(actx, s.path)
+	// BKT-1, BKT-2, BKT-4: credentials last, after every rewrite, on the
+	// Host this attempt sends.
+	err := f.authorize(req, o, s.target)
+	if err != nil {
+		err = &upstream.Error{Reason: "proxy_configuration_error", Target: s.target, Err: err}
+	} else {
+		resp, err = f.e.client.RoundTrip(actx, s.target, req)
+	}
 	if !timer.Stop() && err == nil {
 		// The timer fired as the headers arrived: too late.
 		resp.Body.Close()
@@ -518,7 +551,13 @@ func (f *fetch) redirectTarget(o config.EffectiveOrigin, s step, location string
 			"origin", o.Name, "location", location)
 		return nil, false
 	}
-	port := upstream.DefaultPort(o.Protocol)
+	// The origin's protocol; for a gs:// origin the one its endpoint
+	// uses (HTTP for an http:// endpoint).
+	protocol := o.Protocol
+	if _, ok := bucketOf(o.Address); ok {
+		protocol = s.target.Protocol
+	}
+	port := upstream.DefaultPort(protocol)
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n <= 0 || n > 65535 {
@@ -526,7 +565,7 @@ func (f *fetch) redirectTarget(o config.EffectiveOrigin, s step, location string
 		}
 		port = n
 	}
-	t := upstream.Target{Protocol: o.Protocol, Address: u.Hostname(), Port: port, Host: u.Host}
+	t := upstream.Target{Protocol: protocol, Address: u.Hostname(), Port: port, Host: u.Host}
 	return &redirectTo{target: t, path: u.RequestURI()}, true
 }
 

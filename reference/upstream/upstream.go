@@ -75,6 +75,10 @@ func (t Target) String() string {
 	return fmt.Sprintf("%s %s (host %s)", t.Protocol, net.JoinHostPort(t.Address, strconv.Itoa(t.Port)), t.host())
 }
 
+// HostHeader is the Host header (and the name for SNI) an attempt to t
+// sends.
+func (t Target) HostHeader() string { return t.host() }
+
 func (t Target) host() string {
 	if t.Host != "" {
 		return t.Host

@@ -4,7 +4,8 @@
 //
 //	edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM_FILE]...
 //	                [--resolve HOST=IP]... [--admin ADDR] [--log-format json|text]
-//	edgecache validate --config FILE [--lab]
+//	                [--secrets DIR] [--gcs-endpoint URL] [--gcs-token-file FILE]
+//	edgecache validate --config FILE [--lab] [--secrets DIR]
 //
 // serve prints "listening URL" (and "admin URL" with --admin) on standard
 // output once it accepts connections; logs (one JSON record per client
@@ -18,6 +19,27 @@
 // stay trusted). --resolve maps an origin host name to an IP, like curl's
 // --resolve; the port comes from the origin's port. --admin serves /healthz
 // and Prometheus /metrics.
+//
+// Bucket origins (behaviour.md BKT, HST-4; see package fetch):
+//
+//   - --secrets DIR resolves each awsV4Authentication's
+//     secretAccessKeyVersion "projects/P/secrets/NAME/versions/V" from the
+//     file DIR/NAME/V, else DIR/NAME (content trimmed; see package
+//     secrets). A secret not found is a startup error (exit 1) naming the
+//     origin and the files looked for; without --secrets, serve fails for
+//     any awsV4Authentication origin. validate checks the secrets only when
+//     given --secrets. Requests to such origins are signed with SigV4
+//     (service s3); methods other than GET, HEAD and OPTIONS get 502.
+//   - --gcs-endpoint URL (default https://storage.googleapis.com) is where
+//     gs://BUCKET origins go: Host BUCKET.<endpoint host> (virtual-hosted),
+//     or path-style /BUCKET/OBJECT on the endpoint's host when that host is
+//     an IP address or localhost or the bucket name has dots. An http://
+//     endpoint (an emulator) is cleartext; https:// uses the origin's
+//     protocol. hostRewrite is ignored for gs:// origins. --resolve applies
+//     to the endpoint's host name.
+//   - --gcs-token-file FILE sends "Authorization: Bearer TOKEN" (the file's
+//     trimmed content, re-read when it changes) to gs:// origins, for
+//     private buckets; a missing or empty file is a startup error.
 package main
 
 import (

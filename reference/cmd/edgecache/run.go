@@ -17,6 +17,8 @@ import (
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
+	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/secrets"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -65,7 +67,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "validate":
 		return validate(args[1:], stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n       edgecache validate --config FILE [--lab]")
+		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n                       [--secrets DIR] [--gcs-endpoint URL] [--gcs-token-file FILE]\n       edgecache validate --config FILE [--lab] [--secrets DIR]")
 		return nil
 	}
 	return usagef("unknown command %q (want serve or validate)", args[0])
@@ -76,13 +78,18 @@ func validate(args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	file := fs.String("config", "", "configuration `FILE`")
 	lab := fs.Bool("lab", false, "relax the lower bounds of timeouts")
+	dir := fs.String("secrets", "", "`DIR` holding the secrets awsV4Authentication names (checked when given)")
 	if err := fs.Parse(args); err != nil {
 		return &usageError{err}
 	}
 	if *file == "" || fs.NArg() > 0 {
 		return usagef("validate needs --config FILE and nothing else")
 	}
-	if _, err := config.LoadFile(*file, config.Options{Lab: *lab}); err != nil {
+	opts := config.Options{Lab: *lab}
+	if *dir != "" {
+		opts.Secrets = secrets.Dir(*dir)
+	}
+	if _, err := config.LoadFile(*file, opts); err != nil {
 		return &invalidError{file: *file, err: err}
 	}
 	fmt.Fprintf(stdout, "%s: valid\n", *file)
@@ -91,6 +98,7 @@ func validate(args []string, stdout io.Writer) error {
 
 type serveFlags struct {
 	file, listen, admin, logFormat string
+	secrets, gcsEndpoint, gcsToken string
 	lab                            bool
 	cas, resolves                  multiFlag
 }
@@ -106,6 +114,9 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.BoolVar(&f.lab, "lab", false, "relax the lower bounds of timeouts")
 	fs.Var(&f.cas, "origin-ca", "PEM `FILE` of extra roots for origin TLS (repeatable)")
 	fs.Var(&f.resolves, "resolve", "`HOST=IP` for an origin host (repeatable)")
+	fs.StringVar(&f.secrets, "secrets", "", "`DIR` holding the secrets awsV4Authentication origins name")
+	fs.StringVar(&f.gcsEndpoint, "gcs-endpoint", fetch.DefaultGCSEndpoint, "Cloud Storage XML API `URL` for gs:// origins")
+	fs.StringVar(&f.gcsToken, "gcs-token-file", "", "`FILE` with the bearer token for gs:// origins")
 	if err := fs.Parse(args); err != nil {
 		return nil, &usageError{err}
 	}
@@ -118,6 +129,9 @@ func parseServe(args []string) (*serveFlags, error) {
 		return nil, usagef("serve needs --listen ADDR")
 	case f.logFormat != "json" && f.logFormat != "text":
 		return nil, usagef("--log-format must be json or text, got %q", f.logFormat)
+	}
+	if _, err := fetch.ParseGCSEndpoint(f.gcsEndpoint); err != nil {
+		return nil, usagef("--gcs-endpoint %v", err)
 	}
 	return f, nil
 }
@@ -150,6 +164,24 @@ func (f *serveFlags) upstreamOptions(log *slog.Logger) (upstream.Options, error)
 	return opts, nil
 }
 
+// gcs is how gs:// origins are reached (--gcs-endpoint, --gcs-token-file).
+func (f *serveFlags) gcs() (fetch.GCS, error) {
+	var g fetch.GCS
+	ep, err := fetch.ParseGCSEndpoint(f.gcsEndpoint)
+	if err != nil {
+		return g, usagef("--gcs-endpoint %v", err)
+	}
+	g.Endpoint = ep
+	if f.gcsToken != "" {
+		tok, err := secrets.NewFile(f.gcsToken)
+		if err != nil {
+			return g, fmt.Errorf("--gcs-token-file: %w", err)
+		}
+		g.Token = tok.Value
+	}
+	return g, nil
+}
+
 func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, err := parseServe(args)
 	if err != nil {
@@ -161,7 +193,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		log = slog.New(slog.NewJSONHandler(stderr, nil))
 	}
-	cfg, err := config.LoadFile(f.file, config.Options{Lab: f.lab})
+	store := secrets.None
+	if f.secrets != "" {
+		store = secrets.Dir(f.secrets)
+	}
+	cfg, err := config.LoadFile(f.file, config.Options{Lab: f.lab, Secrets: store})
 	if err != nil {
 		return &invalidError{file: f.file, err: err}
 	}
@@ -169,10 +205,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	gcs, err := f.gcs()
+	if err != nil {
+		return err
+	}
 	client := upstream.New(opts)
 	defer client.Close()
 	metrics := edge.NewMetrics()
-	handler, err := edge.New(cfg, client, log, metrics)
+	handler, err := edge.New(cfg, client, log, metrics, fetch.WithGCS(gcs))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,507 @@
+package fetch
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/journal"
+	"github.com/edgeconform/edgeconform/emulators/originemu"
+	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/upstream"
+)
+
+const (
+	testKey     = "AKIDEXAMPLE"
+	testSecret  = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
+	testKeyB    = "AKIDBACKUP"
+	testSecret2 = "backup-secret"
+	bucketHost  = "media-bucket.s3.eu-west-1.amazonaws.com"
+)
+
+// bucketLab is an originemu with SigV4-verifying S3 listeners (s3, s3-b,
+// s3-host: only the bucket's virtual host), a recording GCS-like listener
+// (gcs, HTTP) and an h2 one (gcs-tls).
+type bucketLab struct {
+	t       *testing.T
+	emu     *originemu.Emulator
+	client  *upstream.Client
+	s3, s3b *sigV4Verifier
+}
+
+func newBucketLab(t *testing.T) *bucketLab {
+	t.Helper()
+	keys := map[string]string{testKey: testSecret, testKeyB: testSecret2}
+	s3 := &sigV4Verifier{Keys: keys, Region: "eu-west-1"}
+	s3b := &sigV4Verifier{Keys: keys, Region: "eu-west-1"}
+	s3host := &sigV4Verifier{Keys: keys, Region: "eu-west-1", WantHost: bucketHost}
+	var redirectTo string // set below, once the ports are known
+	gcs := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "/go-away/") {
+			w.Header().Set("Location", redirectTo+r.URL.Path)
+			w.WriteHeader(http.StatusFound)
+			return
+		}
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		io.WriteString(w, "gcs "+r.Host+" "+r.URL.Path)
+	})
+	emu, err := originemu.Start(context.Background(), originemu.Config{
+		Logger: slog.New(slog.DiscardHandler),
+		Listeners: []originemu.ListenerConfig{
+			{Name: "s3", Profile: originemu.HTTP, Backend: s3},
+			{Name: "s3-b", Profile: originemu.HTTP, Backend: s3b},
+			{Name: "s3-host", Profile: originemu.HTTP, Backend: s3host},
+			{Name: "gcs", Profile: originemu.HTTP, Backend: gcs},
+			{Name: "gcs-tls", Profile: originemu.H2, Backend: gcs},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	resolve := map[string]string{}
+	for _, n := range []string{"origin.test", "backup.test", "other.test", "storage.test", bucketHost} {
+		resolve[n] = "127.0.0.1"
+	}
+	client := upstream.New(upstream.Options{RootCAs: emu.CA().Pool(), Resolve: resolve, Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(client.Close)
+	l := &bucketLab{t: t, emu: emu, client: client, s3: s3, s3b: s3b}
+	s3.Redirect = "http://other.test:" + strconv.Itoa(l.port("s3-b"))
+	redirectTo = s3.Redirect
+	return l
+}
+
+func (l *bucketLab) port(listener string) int {
+	_, p, _ := net.SplitHostPort(l.emu.Addr(listener))
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// s3Origin is an awsV4Authentication origin on listener.
+func (l *bucketLab) s3Origin(name, listener, key, secret string, mods ...func(*config.EffectiveOrigin)) config.EffectiveOrigin {
+	o := config.EffectiveOrigin{
+		Name: name, Address: "origin.test", Protocol: config.ProtocolHTTP, Port: l.port(listener),
+		MaxAttempts: 1, RetryConditions: []string{config.RetryConnectFailure},
+		ConnectTimeout: 2 * time.Second, MaxAttemptsTimeout: 5 * time.Second,
+		ReadTimeout: 2 * time.Second, ResponseTimeout: 5 * time.Second,
+		AWSV4:       &config.AWSV4Authentication{AccessKeyID: key, SecretAccessKeyVersion: "projects/p/secrets/s/versions/1", OriginRegion: "eu-west-1"},
+		AWSV4Secret: secret,
+	}
+	for _, m := range mods {
+		m(&o)
+	}
+	return o
+}
+
+// engine builds an engine whose signing clock advances one second per
+// signature, so that every attempt's signature differs.
+func (l *bucketLab) engine(opts []Option, origins ...config.EffectiveOrigin) *Engine {
+	m := map[string]config.EffectiveOrigin{}
+	for _, o := range origins {
+		m[o.Name] = o
+	}
+	e := New(l.client, m, slog.New(slog.DiscardHandler), opts...)
+	var mu sync.Mutex
+	clock := time.Now().Add(-time.Minute)
+	e.now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		clock = clock.Add(time.Second)
+		return clock
+	}
+	return e
+}
+
+func (l *bucketLab) do(e *Engine, primary string, r Request) (*Result, string) {
+	l.t.Helper()
+	res := e.Fetch(context.Background(), primary, r)
+	var body string
+	if res.Response != nil {
+		b, _ := io.ReadAll(res.Response.Body)
+		res.Response.Body.Close()
+		body = string(b)
+	}
+	return res, body
+}
+
+// journal returns the requests matching listener and prefix once n of them
+// have ended (their notes complete); fewer if they do not come in time.
+func (l *bucketLab) journal(listener, prefix string, n int) []journal.Request {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	q := journal.Query{Listener: listener, PathPrefix: prefix}
+	l.emu.Journal().WaitEnded(ctx, q, n)
+	return l.emu.Journal().Query(q).Requests
+}
+
+// wantSigned checks a journal request carries a SigV4 signature over
+// exactly host, x-amz-content-sha256 and x-amz-date, with key's credential,
+// and that the verifier accepted it.
+func wantSigned(t *testing.T, r journal.Request, key string) {
+	t.Helper()
+	auth := header(r, "Authorization")
+	if len(auth) != 1 || !strings.HasPrefix(auth[0], "AWS4-HMAC-SHA256 Credential="+key+"/") ||
+		!strings.Contains(auth[0], "/eu-west-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date, Signature=") {
+		t.Fatalf("Authorization %q", auth)
+	}
+	if d := header(r, "X-Amz-Date"); len(d) != 1 || len(d[0]) != len("20060102T150405Z") {
+		t.Fatalf("x-amz-date %q", d)
+	}
+	if p := header(r, "X-Amz-Content-Sha256"); len(p) != 1 || p[0] != "UNSIGNED-PAYLOAD" {
+		t.Fatalf("x-amz-content-sha256 %q", p)
+	}
+	if r.Note != "signature ok" {
+		t.Fatalf("verifier: %q (host %q)", r.Note, r.Host)
+	}
+}
+
+func sig(r journal.Request) string {
+	a := header(r, "Authorization")
+	if len(a) == 0 {
+		return ""
+	}
+	_, s, _ := strings.Cut(a[0], "Signature=")
+	return s
+}
+
+// BKT-1, BKT-2: a signed GET is accepted by a verifying origin; client
+// headers go unsigned; the client's own Authorization and x-amz-* do not
+// reach the origin.
+func TestSigV4GET(t *testing.T) {
+	l := newBucketLab(t)
+	e := l.engine(nil, l.s3Origin("s3", "s3", testKey, testSecret))
+	r := get("/obj/a%20b.ts?versionId=3&x=a+b")
+	r.Header.Set("User-Agent", "player/1.0")
+	r.Header.Set("X-Custom", "kept")
+	r.Header.Set("Authorization", "Bearer client")
+	r.Header.Set("X-Amz-Meta-Client", "dropped")
+	res, body := l.do(e, "s3", r)
+	if res.Status != 200 || body != "object /obj/a b.ts" {
+		t.Fatalf("status %d %q %+v", res.Status, body, res.Attempts)
+	}
+	reqs := l.journal("s3", "/obj/", 1)
+	if len(reqs) != 1 {
+		t.Fatalf("journal %+v", reqs)
+	}
+	wantSigned(t, reqs[0], testKey)
+	if reqs[0].Host != "media.example.com" || reqs[0].URI != "/obj/a%20b.ts?versionId=3&x=a+b" {
+		t.Fatalf("host %q uri %q", reqs[0].Host, reqs[0].URI)
+	}
+	if ua := header(reqs[0], "User-Agent"); len(ua) != 1 || ua[0] != "player/1.0" {
+		t.Fatalf("user-agent %q", ua)
+	}
+	if c := header(reqs[0], "X-Custom"); len(c) != 1 || c[0] != "kept" {
+		t.Fatalf("x-custom %q", c)
+	}
+	if m := header(reqs[0], "X-Amz-Meta-Client"); len(m) != 0 {
+		t.Fatalf("client x-amz header reached the origin: %q", m)
+	}
+
+	t.Run("HEAD", func(t *testing.T) {
+		r := get("/obj/head")
+		r.Method = http.MethodHead
+		res, _ := l.do(e, "s3", r)
+		reqs := l.journal("s3", "/obj/head", 1)
+		if res.Status != 200 || len(reqs) != 1 || reqs[0].Method != "HEAD" {
+			t.Fatalf("status %d, journal %+v", res.Status, reqs)
+		}
+		wantSigned(t, reqs[0], testKey)
+	})
+	t.Run("OPTIONS", func(t *testing.T) {
+		r := get("/obj/options")
+		r.Method = http.MethodOptions
+		res, _ := l.do(e, "s3", r)
+		reqs := l.journal("s3", "/obj/options", 1)
+		if res.Status != 200 || len(reqs) != 1 {
+			t.Fatalf("status %d, journal %+v", res.Status, reqs)
+		}
+		wantSigned(t, reqs[0], testKey)
+	})
+	t.Run("wrong secret is rejected", func(t *testing.T) {
+		// The verifier really verifies.
+		e := l.engine(nil, l.s3Origin("s3", "s3", testKey, "not-the-secret"))
+		res, _ := l.do(e, "s3", get("/obj/wrong-secret"))
+		reqs := l.journal("s3", "/obj/wrong-secret", 1)
+		if res.Status != 403 || len(reqs) != 1 || !strings.Contains(reqs[0].Note, "signature mismatch") {
+			t.Fatalf("status %d, journal %+v", res.Status, reqs)
+		}
+	})
+	t.Run("POST is not sent", func(t *testing.T) {
+		// BKT-1: only GET, HEAD and OPTIONS are signed; the reference
+		// answers 502 without an origin request.
+		r := get("/obj/post")
+		r.Method = http.MethodPost
+		r.Body, r.ContentLength = strings.NewReader("data"), 4
+		res, _ := l.do(e, "s3", r)
+		if res.Status != 502 || res.Reason != "proxy_configuration_error" || len(res.Attempts) != 0 || res.Response != nil {
+			t.Fatalf("status %d %q attempts %+v", res.Status, res.Reason, res.Attempts)
+		}
+		if reqs := l.journal("", "/obj/post", 0); len(reqs) != 0 {
+			t.Fatalf("origin saw %+v", reqs)
+		}
+	})
+}
+
+// BKT-1: every attempt is signed afresh: a retry with a new date and
+// signature, a failover with its own key and Host, a followed redirect on
+// the Location's Host.
+func TestSigV4EachAttempt(t *testing.T) {
+	l := newBucketLab(t)
+	t.Run("retry", func(t *testing.T) {
+		e := l.engine(nil, l.s3Origin("s3", "s3", testKey, testSecret, attempts(2), retryOn(config.RetryHTTP5xx)))
+		res, _ := l.do(e, "s3", get("/fail-once/x"))
+		reqs := l.journal("s3", "/fail-once/x", 2)
+		if res.Status != 200 || len(reqs) != 2 {
+			t.Fatalf("status %d, journal %+v", res.Status, reqs)
+		}
+		wantSigned(t, reqs[0], testKey)
+		wantSigned(t, reqs[1], testKey)
+		if header(reqs[0], "X-Amz-Date")[0] == header(reqs[1], "X-Amz-Date")[0] || sig(reqs[0]) == sig(reqs[1]) {
+			t.Fatalf("retry not signed afresh: %v / %v", reqs[0].Headers, reqs[1].Headers)
+		}
+	})
+	t.Run("failover", func(t *testing.T) {
+		p := l.s3Origin("s3", "s3", testKey, testSecret, retryOn(config.RetryHTTP5xx), failover("b"))
+		b := l.s3Origin("b", "s3-b", testKeyB, testSecret2, hostRewrite("backup-bucket.s3.eu-west-1.amazonaws.com"))
+		e := l.engine(nil, p, b)
+		res, _ := l.do(e, "s3", get("/fail/y"))
+		pr, br := l.journal("s3", "/fail/y", 1), l.journal("s3-b", "/fail/y", 1)
+		if res.Status != 503 || len(pr) != 1 || len(br) != 1 {
+			t.Fatalf("status %d, journal %+v / %+v", res.Status, pr, br)
+		}
+		wantSigned(t, pr[0], testKey)
+		wantSigned(t, br[0], testKeyB)
+		if br[0].Host != "backup-bucket.s3.eu-west-1.amazonaws.com" || pr[0].Host != "media.example.com" {
+			t.Fatalf("hosts %q %q", pr[0].Host, br[0].Host)
+		}
+	})
+	t.Run("redirect", func(t *testing.T) {
+		e := l.engine(nil, l.s3Origin("s3", "s3", testKey, testSecret, attempts(2), redirects(302)))
+		res, body := l.do(e, "s3", get("/redirect/z"))
+		pr, rr := l.journal("s3", "/redirect/z", 1), l.journal("s3-b", "/z", 1)
+		if res.Status != 200 || body != "object /z" || len(pr) != 1 || len(rr) != 1 {
+			t.Fatalf("status %d %q, journal %+v / %+v", res.Status, body, pr, rr)
+		}
+		wantSigned(t, pr[0], testKey)
+		wantSigned(t, rr[0], testKey)
+		if want := "other.test:" + strconv.Itoa(l.port("s3-b")); rr[0].Host != want {
+			t.Fatalf("redirect host %q, want %q", rr[0].Host, want)
+		}
+	})
+}
+
+// BKT-2, BKT-3: the signature is computed after the rewrites, on the Host
+// sent; an origin serving only the bucket's virtual host accepts a route
+// hostRewrite to it and refuses the client's Host.
+func TestSigV4HostRewrite(t *testing.T) {
+	l := newBucketLab(t)
+	e := l.engine(nil, l.s3Origin("s3", "s3-host", testKey, testSecret))
+	r := get("/rw/ok")
+	r.RouteHostRewrite = bucketHost
+	res, _ := l.do(e, "s3", r)
+	reqs := l.journal("s3-host", "/rw/ok", 1)
+	if res.Status != 200 || len(reqs) != 1 || reqs[0].Host != bucketHost {
+		t.Fatalf("status %d, journal %+v", res.Status, reqs)
+	}
+	wantSigned(t, reqs[0], testKey)
+
+	// Without the rewrite the client's Host reaches the bucket: refused.
+	res, _ = l.do(e, "s3", get("/rw/client-host"))
+	reqs = l.journal("s3-host", "/rw/client-host", 1)
+	if res.Status != 403 || len(reqs) != 1 || !strings.Contains(reqs[0].Note, "is not the bucket's") {
+		t.Fatalf("status %d, journal %+v", res.Status, reqs)
+	}
+
+	// An origin hostRewrite with a port is signed with the port.
+	e = l.engine(nil, l.s3Origin("s3", "s3", testKey, testSecret, hostRewrite("bucket.example.com:8443")))
+	res, _ = l.do(e, "s3", get("/rw/port"))
+	reqs = l.journal("s3", "/rw/port", 1)
+	if res.Status != 200 || len(reqs) != 1 || reqs[0].Host != "bucket.example.com:8443" {
+		t.Fatalf("status %d, journal %+v", res.Status, reqs)
+	}
+	wantSigned(t, reqs[0], testKey)
+}
+
+// BKT-2: a Host changed after signing breaks the signature (what a
+// mismatched hostRewrite does at a verifying origin).
+func TestSigV4HostChangedAfterSigning(t *testing.T) {
+	v := &sigV4Verifier{Keys: map[string]string{testKey: testSecret}, Region: "eu-west-1"}
+	srv := httptest.NewServer(v)
+	defer srv.Close()
+	o := config.EffectiveOrigin{AWSV4: &config.AWSV4Authentication{AccessKeyID: testKey, OriginRegion: "eu-west-1"}, AWSV4Secret: testSecret}
+	for _, tc := range []struct {
+		signedHost, sentHost string
+		want                 int
+	}{
+		{"a.example.com", "a.example.com", 200},
+		{"a.example.com", "b.example.com", 403},
+	} {
+		req, _ := http.NewRequest("GET", srv.URL+"/k?x=1", nil)
+		req.Header.Set("User-Agent", "changed-by-a-proxy") // unsigned: may change
+		if err := signV4(context.Background(), req, o, tc.signedHost, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		req.Host = tc.sentHost
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("signed for %s, sent to %s: %d %s", tc.signedHost, tc.sentHost, resp.StatusCode, b)
+		}
+	}
+}
+
+func gcsOrigin(bucket string, port int, mods ...func(*config.EffectiveOrigin)) config.EffectiveOrigin {
+	o := config.EffectiveOrigin{
+		Name: "gcs", Address: "gs://" + bucket, Protocol: config.ProtocolHTTP2, Port: 443,
+		MaxAttempts: 1, RetryConditions: []string{config.RetryConnectFailure},
+		ConnectTimeout: 2 * time.Second, MaxAttemptsTimeout: 5 * time.Second,
+		ReadTimeout: 2 * time.Second, ResponseTimeout: 5 * time.Second,
+	}
+	for _, m := range mods {
+		m(&o)
+	}
+	return o
+}
+
+func endpoint(t *testing.T, s string) *url.URL {
+	u, err := ParseGCSEndpoint(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// HST-4, BKT-4: gs:// origins go to the GCS endpoint with the Host from
+// the bucket; hostRewrite is ignored; the bearer token is sent.
+func TestGCSOrigin(t *testing.T) {
+	l := newBucketLab(t)
+	port := strconv.Itoa(l.port("gcs"))
+	token := func() (string, error) { return "ya29.token", nil }
+	tests := []struct {
+		name, endpoint, bucket string
+		token                  bool
+		wantHost, wantPath     string
+	}{
+		{"ip endpoint is path-style", "http://127.0.0.1:" + port, "vod-bucket", false, "127.0.0.1:" + port, "/vod-bucket/seg/1.ts"},
+		{"named endpoint is virtual-hosted", "http://storage.test:" + port, "vod-bucket", true, "vod-bucket.storage.test:" + port, "/seg/1.ts"},
+		{"dotted bucket is path-style", "http://storage.test:" + port, "vod.example.com", false, "storage.test:" + port, "/vod.example.com/seg/1.ts"},
+		{"token", "http://127.0.0.1:" + port, "private-bucket", true, "127.0.0.1:" + port, "/private-bucket/seg/1.ts"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := GCS{Endpoint: endpoint(t, tc.endpoint)}
+			if tc.token {
+				g.Token = token
+			}
+			e := l.engine([]Option{WithGCS(g)}, gcsOrigin(tc.bucket, 0, hostRewrite("origin-rewrite.example.com")))
+			r := get("/seg/1.ts")
+			r.RouteHostRewrite = "route-rewrite.example.com" // HST-4: ignored
+			r.Header.Set("Authorization", "Basic client")
+			seq := l.emu.Journal().Query(journal.Query{}).Requests
+			res, body := l.do(e, "gcs", r)
+			reqs := l.emu.Journal().Query(journal.Query{Listener: "gcs", AfterSeq: lastSeq(seq)}).Requests
+			if res.Status != 200 || len(reqs) != 1 {
+				t.Fatalf("status %d %q %+v, journal %+v", res.Status, body, res.Attempts, reqs)
+			}
+			if reqs[0].Host != tc.wantHost || reqs[0].Path != tc.wantPath {
+				t.Fatalf("origin saw host %q path %q, want %q %q", reqs[0].Host, reqs[0].Path, tc.wantHost, tc.wantPath)
+			}
+			if cc := res.Response.Header.Get("Cache-Control"); cc == "" {
+				t.Errorf("no Cache-Control passed through")
+			}
+			auth := header(reqs[0], "Authorization")
+			want := "Basic client"
+			if tc.token {
+				want = "Bearer ya29.token"
+			}
+			if len(auth) != 1 || auth[0] != want {
+				t.Fatalf("Authorization %q, want %q", auth, want)
+			}
+			if res.Attempts[0].Host != tc.wantHost {
+				t.Errorf("attempt host %q", res.Attempts[0].Host)
+			}
+		})
+	}
+	t.Run("token not sent to a redirect's other host", func(t *testing.T) {
+		g := GCS{Endpoint: endpoint(t, "http://127.0.0.1:"+port), Token: token}
+		e := l.engine([]Option{WithGCS(g)}, gcsOrigin("vod-bucket", 0, attempts(2), redirects(302)))
+		l.do(e, "gcs", get("/go-away/x"))
+		first := l.journal("gcs", "/vod-bucket/go-away/x", 1)
+		second := l.journal("s3-b", "/vod-bucket/go-away/x", 1)
+		if len(first) != 1 || len(second) != 1 {
+			t.Fatalf("journal %+v / %+v", first, second)
+		}
+		if a := header(first[0], "Authorization"); len(a) != 1 || a[0] != "Bearer ya29.token" {
+			t.Fatalf("bucket request Authorization %q", a)
+		}
+		if a := header(second[0], "Authorization"); len(a) != 0 {
+			t.Fatalf("redirect target got Authorization %q", a)
+		}
+	})
+	t.Run("https endpoint: SNI is the virtual host", func(t *testing.T) {
+		g := GCS{Endpoint: endpoint(t, "https://storage.test:"+strconv.Itoa(l.port("gcs-tls")))}
+		e := l.engine([]Option{WithGCS(g)}, gcsOrigin("tls-bucket", 0))
+		res, _ := l.do(e, "gcs", get("/tls/obj"))
+		snap := l.emu.Journal().Query(journal.Query{Listener: "gcs-tls", PathPrefix: "/tls/obj"})
+		want := "tls-bucket.storage.test"
+		if res.Status != 200 || len(snap.Requests) != 1 || snap.Requests[0].Host != want+":"+strconv.Itoa(l.port("gcs-tls")) ||
+			len(snap.Conns) != 1 || snap.Conns[0].SNI != want || snap.Requests[0].Proto != "HTTP/2.0" {
+			t.Fatalf("status %d (%+v), journal %+v / %+v", res.Status, res.Attempts, snap.Requests, snap.Conns)
+		}
+	})
+}
+
+func lastSeq(reqs []journal.Request) uint64 {
+	if len(reqs) == 0 {
+		return 0
+	}
+	return reqs[len(reqs)-1].Seq
+}
+
+// The target of the default endpoint, and the protocol choice.
+func TestGCSTarget(t *testing.T) {
+	e := New(nil, nil, nil)
+	for _, tc := range []struct {
+		name     string
+		endpoint string
+		protocol string
+		bucket   string
+		want     upstream.Target
+		wantPath string
+	}{
+		{"default h2", "", config.ProtocolHTTP2, "vod", upstream.Target{Protocol: "HTTP2", Address: "storage.googleapis.com", Port: 443, Host: "vod.storage.googleapis.com"}, "/a"},
+		{"default https", "", config.ProtocolHTTPS, "vod", upstream.Target{Protocol: "HTTPS", Address: "storage.googleapis.com", Port: 443, Host: "vod.storage.googleapis.com"}, "/a"},
+		{"https endpoint, HTTP origin", "https://gcs.example.com", config.ProtocolHTTP, "vod", upstream.Target{Protocol: "HTTPS", Address: "gcs.example.com", Port: 443, Host: "vod.gcs.example.com"}, "/a"},
+		{"http endpoint", "http://gcs.example.com:80", config.ProtocolHTTP2, "vod", upstream.Target{Protocol: "HTTP", Address: "gcs.example.com", Port: 80, Host: "vod.gcs.example.com"}, "/a"},
+		{"localhost", "http://localhost:9000", config.ProtocolHTTP2, "vod", upstream.Target{Protocol: "HTTP", Address: "localhost", Port: 9000, Host: "localhost:9000"}, "/vod/a"},
+		{"ipv6", "http://[::1]:9000", config.ProtocolHTTP2, "vod", upstream.Target{Protocol: "HTTP", Address: "::1", Port: 9000, Host: "[::1]:9000"}, "/vod/a"},
+		{"dotted default", "", config.ProtocolHTTP2, "a.b.c", upstream.Target{Protocol: "HTTP2", Address: "storage.googleapis.com", Port: 443, Host: "storage.googleapis.com"}, "/a.b.c/a"},
+	} {
+		e.gcs = GCS{}
+		if tc.endpoint != "" {
+			e.gcs.Endpoint = endpoint(t, tc.endpoint)
+		}
+		got, path := e.gcsTarget(config.EffectiveOrigin{Protocol: tc.protocol}, tc.bucket, "/a")
+		if got != tc.want || path != tc.wantPath {
+			t.Errorf("%s: %+v %q, want %+v %q", tc.name, got, path, tc.want, tc.wantPath)
+		}
+	}
+	for _, bad := range []string{"ftp://x", "http://", "http://x/path", "http://x?q", "x.example.com", "http://x:99999"} {
+		if _, err := ParseGCSEndpoint(bad); err == nil {
+			t.Errorf("ParseGCSEndpoint(%q) accepted", bad)
+		}
+	}
+}
