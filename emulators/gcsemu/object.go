@@ -1,0 +1,100 @@
+package gcsemu
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"hash/crc32"
+	"io"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/edgeconform/edgeconform/emulators/synth"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// object is one stored generation of an object. It is immutable once
+// stored, except for its lazily computed hashes.
+type object struct {
+	bucket, name   string
+	data           []byte        // fixed content, or nil
+	synthetic      *synth.Object // synthetic content, or nil
+	size           int64
+	contentType    string
+	cacheControl   string
+	generation     int64
+	metageneration int64
+	created        time.Time
+
+	hashOnce sync.Once
+	md5      [md5.Size]byte
+	crc      uint32
+}
+
+func newDataObject(bucket, name string, data []byte) *object {
+	return &object{bucket: bucket, name: name, data: data, size: int64(len(data)), metageneration: 1}
+}
+
+// content returns a fresh reader over the object's bytes.
+func (o *object) content() io.ReadSeeker {
+	if o.synthetic != nil {
+		return o.synthetic.NewReader()
+	}
+	return bytes.NewReader(o.data)
+}
+
+func (o *object) hashes() (md5sum [md5.Size]byte, crc uint32) {
+	o.hashOnce.Do(func() {
+		m := md5.New()
+		c := crc32.New(castagnoli)
+		io.Copy(io.MultiWriter(m, c), o.content())
+		copy(o.md5[:], m.Sum(nil))
+		o.crc = c.Sum32()
+	})
+	return o.md5, o.crc
+}
+
+// md5Base64 and crc32cBase64 are the hashes as Cloud Storage writes them:
+// base64 of the MD5 digest and of the big-endian CRC32C.
+func (o *object) md5Base64() string {
+	m, _ := o.hashes()
+	return base64.StdEncoding.EncodeToString(m[:])
+}
+
+func (o *object) crc32cBase64() string {
+	_, c := o.hashes()
+	return encodeCRC(c)
+}
+
+func encodeCRC(c uint32) string {
+	var b [4]byte
+	binary.BigEndian.PutUint32(b[:], c)
+	return base64.StdEncoding.EncodeToString(b[:])
+}
+
+// etag is the XML API's entity tag: the quoted hex MD5.
+func (o *object) etag() string {
+	m, _ := o.hashes()
+	return `"` + hex.EncodeToString(m[:]) + `"`
+}
+
+// jsonETag is the JSON API's opaque etag (derived from the generations).
+func (o *object) jsonETag() string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(o.generation))
+	binary.BigEndian.PutUint64(b[8:], uint64(o.metageneration))
+	return base64.RawStdEncoding.EncodeToString(b[:])
+}
+
+func (o *object) contentTypeOr() string {
+	if o.contentType != "" {
+		return o.contentType
+	}
+	return "application/octet-stream"
+}
+
+func utf8Valid(s string) bool { return utf8.ValidString(s) }

@@ -1,0 +1,193 @@
+package gcsemu
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// bucket is a configured bucket.
+type bucket struct {
+	name    string
+	public  bool
+	created time.Time
+}
+
+// store holds every bucket's objects (newest generation only).
+type store struct {
+	now     func() time.Time
+	persist *persister // nil without Config.Dir
+
+	mu      sync.RWMutex
+	buckets map[string]*bucket
+	objects map[string]map[string]*object
+	lastGen int64
+}
+
+func newStore(now func() time.Time) *store {
+	return &store{now: now, buckets: map[string]*bucket{}, objects: map[string]map[string]*object{}}
+}
+
+func (s *store) addBucket(b *bucket) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buckets[b.name] = b
+	s.objects[b.name] = map[string]*object{}
+}
+
+func (s *store) bucket(name string) *bucket {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.buckets[name]
+}
+
+func (s *store) get(bucket, name string) *object {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.objects[bucket][name]
+}
+
+// nextGenLocked returns a generation, microseconds since the epoch as Cloud
+// Storage uses, strictly increasing.
+func (s *store) nextGenLocked() int64 {
+	g := s.now().UnixMicro()
+	if g <= s.lastGen {
+		g = s.lastGen + 1
+	}
+	s.lastGen = g
+	return g
+}
+
+// put stores o as the newest generation of its name if conds hold for the
+// current one. It fills o's generation and times.
+func (s *store) put(o *object, conds preconditions) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	objs, ok := s.objects[o.bucket]
+	if !ok {
+		return errNoSuchBucket(o.bucket)
+	}
+	if err := conds.check(objs[o.name]); err != nil {
+		return err
+	}
+	o.generation = s.nextGenLocked()
+	if o.metageneration == 0 {
+		o.metageneration = 1
+	}
+	if o.created.IsZero() {
+		o.created = time.UnixMicro(o.generation).UTC()
+	}
+	objs[o.name] = o
+	if s.persist != nil {
+		return s.persist.save(o)
+	}
+	return nil
+}
+
+// load stores o as it is (from configuration or disk).
+func (s *store) load(o *object) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o.generation == 0 {
+		o.generation = s.nextGenLocked()
+	} else if o.generation > s.lastGen {
+		s.lastGen = o.generation
+	}
+	if o.created.IsZero() {
+		o.created = time.UnixMicro(o.generation).UTC()
+	}
+	s.objects[o.bucket][o.name] = o
+}
+
+func (s *store) delete(bucket, name string, conds preconditions) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	objs, ok := s.objects[bucket]
+	if !ok {
+		return errNoSuchBucket(bucket)
+	}
+	o := objs[name]
+	if o == nil {
+		return errNoSuchKey(bucket, name)
+	}
+	if err := conds.check(o); err != nil {
+		return err
+	}
+	delete(objs, name)
+	if s.persist != nil {
+		return s.persist.remove(bucket, name)
+	}
+	return nil
+}
+
+// listing is one page of a list.
+type listing struct {
+	items    []*object
+	prefixes []string
+	next     string // page token: the last name or prefix returned
+}
+
+// list returns up to max entries (objects and prefixes) after the page
+// token, in name order, rolling names up to the delimiter.
+func (s *store) list(bucket, prefix, delim, after, startOffset, endOffset string, max int) (listing, error) {
+	s.mu.RLock()
+	objs, ok := s.objects[bucket]
+	if !ok {
+		s.mu.RUnlock()
+		return listing{}, errNoSuchBucket(bucket)
+	}
+	names := make([]string, 0, len(objs))
+	for n := range objs {
+		if strings.HasPrefix(n, prefix) && n > after && n >= startOffset && (endOffset == "" || n < endOffset) {
+			names = append(names, n)
+		}
+	}
+	found := make(map[string]*object, len(names))
+	for _, n := range names {
+		found[n] = objs[n]
+	}
+	s.mu.RUnlock()
+	slices.Sort(names)
+	var l listing
+	count := 0
+	for _, n := range names {
+		entry := n
+		if delim != "" {
+			if i := strings.Index(n[len(prefix):], delim); i >= 0 {
+				entry = n[:len(prefix)+i+len(delim)]
+			}
+		}
+		if entry != n {
+			if len(l.prefixes) > 0 && l.prefixes[len(l.prefixes)-1] == entry {
+				continue
+			}
+			if entry <= after {
+				continue // a prefix already returned on an earlier page
+			}
+		}
+		if count == max {
+			l.next = lastEntry(l)
+			break
+		}
+		count++
+		if entry != n {
+			l.prefixes = append(l.prefixes, entry)
+		} else {
+			l.items = append(l.items, found[n])
+		}
+	}
+	return l, nil
+}
+
+// lastEntry is the greatest name or prefix on the page.
+func lastEntry(l listing) string {
+	last := ""
+	if n := len(l.items); n > 0 {
+		last = l.items[n-1].name
+	}
+	if n := len(l.prefixes); n > 0 && l.prefixes[n-1] > last {
+		last = l.prefixes[n-1]
+	}
+	return last
+}

@@ -1,0 +1,149 @@
+package gcsemu
+
+import (
+	"encoding/json"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// uploadMeta is the object metadata a client sends with an upload.
+type uploadMeta struct {
+	Name         string `json:"name"`
+	ContentType  string `json:"contentType"`
+	CacheControl string `json:"cacheControl"`
+	CRC32C       string `json:"crc32c"`
+	MD5Hash      string `json:"md5Hash"`
+}
+
+// serveUpload answers /upload/storage/v1/b/BUCKET/o: uploadType=media,
+// multipart and resumable (start, chunks, status, cancel).
+func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request, rest string) {
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 || parts[0] != "b" || parts[2] != "o" {
+		writeJSONError(w, r, errNotFound(r.URL.Path))
+		return
+	}
+	name, err := url.PathUnescape(parts[1])
+	if err != nil {
+		writeJSONError(w, r, errBadRequest("invalid bucket name"))
+		return
+	}
+	q := r.URL.Query()
+	if id := q.Get("upload_id"); id != "" {
+		s.resumableChunk(w, r, name, id)
+		return
+	}
+	if r.Method != http.MethodPost {
+		writeJSONError(w, r, errMethod(r.Method))
+		return
+	}
+	b := s.store.bucket(name)
+	if err := s.authorize(r, b, accessWrite); err != nil {
+		writeJSONError(w, r, err)
+		return
+	}
+	if b == nil {
+		writeJSONError(w, r, errNoSuchBucket(name))
+		return
+	}
+	conds, err := queryConditions(q)
+	if err != nil {
+		writeJSONError(w, r, err)
+		return
+	}
+	switch t := q.Get("uploadType"); t {
+	case "media":
+		meta := uploadMeta{Name: q.Get("name"), ContentType: r.Header.Get("Content-Type")}
+		data, err := readBody(r.Body)
+		if err != nil {
+			writeJSONError(w, r, err)
+			return
+		}
+		s.finishUpload(w, r, b, meta, conds, data, r.Header.Values("X-Goog-Hash"))
+	case "multipart":
+		meta, data, err := readMultipart(r)
+		if err != nil {
+			writeJSONError(w, r, err)
+			return
+		}
+		if q.Get("name") != "" {
+			meta.Name = q.Get("name")
+		}
+		s.finishUpload(w, r, b, meta, conds, data, r.Header.Values("X-Goog-Hash"))
+	case "resumable":
+		s.resumableStart(w, r, b, conds)
+	default:
+		writeJSONError(w, r, errBadRequest("unsupported uploadType %q", t))
+	}
+}
+
+func readBody(body io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(body, maxUpload+1))
+	if err != nil {
+		return nil, errBadRequest("reading body: %v", err)
+	}
+	if len(data) > maxUpload {
+		return nil, &apiError{http.StatusRequestEntityTooLarge, "EntityTooLarge", "uploadTooLarge", "object too large"}
+	}
+	return data, nil
+}
+
+// readMultipart splits a multipart/related upload into its JSON metadata
+// part and its media part.
+func readMultipart(r *http.Request) (uploadMeta, []byte, error) {
+	var meta uploadMeta
+	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
+		return meta, nil, errBadRequest("multipart upload needs a multipart/related Content-Type with a boundary")
+	}
+	mr := multipart.NewReader(io.LimitReader(r.Body, maxUpload+1<<20), params["boundary"])
+	p, err := mr.NextPart()
+	if err != nil {
+		return meta, nil, errBadRequest("multipart metadata part: %v", err)
+	}
+	if err := json.NewDecoder(io.LimitReader(p, 1<<20)).Decode(&meta); err != nil {
+		return meta, nil, errBadRequest("multipart metadata: %v", err)
+	}
+	p, err = mr.NextPart()
+	if err != nil {
+		return meta, nil, errBadRequest("multipart media part: %v", err)
+	}
+	data, err := readBody(p)
+	if err != nil {
+		return meta, nil, err
+	}
+	if meta.ContentType == "" {
+		meta.ContentType = p.Header.Get("Content-Type")
+	}
+	return meta, data, nil
+}
+
+// finishUpload checks and stores an uploaded object and answers with its
+// metadata.
+func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, b *bucket, meta uploadMeta, conds preconditions, data []byte, hashHeaders []string) {
+	if err := checkObjectName(meta.Name); err != nil {
+		writeJSONError(w, r, errBadRequest("%v", err))
+		return
+	}
+	o := newDataObject(b.name, meta.Name, data)
+	o.contentType, o.cacheControl = meta.ContentType, meta.CacheControl
+	err := checkHash(o, "crc32c", meta.CRC32C)
+	if err == nil {
+		err = checkHash(o, "md5", meta.MD5Hash)
+	}
+	if err == nil {
+		err = checkHashHeader(o, hashHeaders)
+	}
+	if err == nil {
+		err = s.store.put(o, conds)
+	}
+	if err != nil {
+		writeJSONError(w, r, err)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, newObjectResource(r, b, o))
+}

@@ -1,0 +1,127 @@
+package gcsemu
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+)
+
+// maxUpload bounds an object written through the API (objects live in
+// memory).
+const maxUpload = 1 << 30
+
+// serveXML answers the XML API for bucket name and the (still escaped)
+// object path.
+func (s *Server) serveXML(w http.ResponseWriter, r *http.Request, name, escaped string) {
+	obj, err := url.PathUnescape(escaped)
+	if err != nil {
+		writeXMLError(w, r, errBadRequest("invalid object path"))
+		return
+	}
+	if obj == "" {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead:
+			s.xmlList(w, r, name)
+		default:
+			writeXMLError(w, r, errMethod(r.Method))
+		}
+		return
+	}
+	var serve func(http.ResponseWriter, *http.Request, *bucket, string) error
+	a := accessRead
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		serve = s.xmlGet
+	case http.MethodPut:
+		serve, a = s.xmlPut, accessWrite
+	case http.MethodDelete:
+		serve, a = s.xmlDelete, accessWrite
+	default:
+		writeXMLError(w, r, errMethod(r.Method))
+		return
+	}
+	b := s.store.bucket(name)
+	if err := s.authorize(r, b, a); err != nil {
+		writeXMLError(w, r, err)
+		return
+	}
+	if b == nil {
+		writeXMLError(w, r, errNoSuchBucket(name))
+		return
+	}
+	if err := serve(w, r, b, obj); err != nil {
+		writeXMLError(w, r, err)
+	}
+}
+
+func (s *Server) xmlGet(w http.ResponseWriter, r *http.Request, b *bucket, name string) error {
+	o := s.store.get(b.name, name)
+	if o == nil {
+		return errNoSuchKey(b.name, name)
+	}
+	gen, err := generationParam(r.URL.Query().Get("generation"))
+	if err != nil {
+		return err
+	}
+	if gen != 0 && gen != o.generation {
+		return errNoSuchKey(b.name, name)
+	}
+	conds, err := headerConditions(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := conds.check(o); err != nil {
+		return err
+	}
+	serveMedia(w, r, b, o)
+	return nil
+}
+
+func (s *Server) xmlPut(w http.ResponseWriter, r *http.Request, b *bucket, name string) error {
+	if err := checkObjectName(name); err != nil {
+		return errBadRequest("%v", err)
+	}
+	conds, err := headerConditions(r.Header)
+	if err != nil {
+		return err
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxUpload+1))
+	if err != nil {
+		return errBadRequest("reading body: %v", err)
+	}
+	if len(data) > maxUpload {
+		return &apiError{http.StatusRequestEntityTooLarge, "EntityTooLarge", "uploadTooLarge", "object too large"}
+	}
+	o := newDataObject(b.name, name, data)
+	o.contentType = r.Header.Get("Content-Type")
+	o.cacheControl = r.Header.Get("Cache-Control")
+	if err := checkHashHeader(o, r.Header.Values("X-Goog-Hash")); err != nil {
+		return err
+	}
+	if err := s.store.put(o, conds); err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("ETag", o.etag())
+	h.Set("X-Goog-Generation", itoa(o.generation))
+	h.Set("X-Goog-Metageneration", itoa(o.metageneration))
+	h.Set("X-Goog-Hash", "crc32c="+o.crc32cBase64()+",md5="+o.md5Base64())
+	h.Set("X-Goog-Stored-Content-Length", itoa(o.size))
+	h.Set("X-Goog-Stored-Content-Encoding", "identity")
+	h.Set("Cache-Control", "private, max-age=0")
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+func (s *Server) xmlDelete(w http.ResponseWriter, r *http.Request, b *bucket, name string) error {
+	conds, err := headerConditions(r.Header)
+	if err != nil {
+		return err
+	}
+	if err := s.store.delete(b.name, name, conds); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
