@@ -65,6 +65,8 @@ func usagef(format string, args ...any) error {
 type fileConfig struct {
 	// Control is the control API's address.
 	Control string `json:"control,omitempty"`
+	// Backends maps a listener name to the bucket service it runs.
+	Backends map[string]backendConfig `json:"backends,omitempty"`
 	originemu.Config
 }
 
@@ -181,6 +183,9 @@ func parseArgs(args []string, stdout io.Writer) (*setup, error) {
 		}
 	}
 	s.cfg = fc.Config
+	if err := attachBackends(&s.cfg, fc.Backends); err != nil {
+		return nil, usagef("--config %s: %w", *configFile, err)
+	}
 
 	if set["cert"] != set["key"] {
 		return nil, usagef("--cert and --key must be given together")
