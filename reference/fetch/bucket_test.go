@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
+	"github.com/edgeconform/edgeconform/emulators/rules"
+	"github.com/edgeconform/edgeconform/emulators/s3emu"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
@@ -28,22 +29,60 @@ const (
 	bucketHost  = "media-bucket.s3.eu-west-1.amazonaws.com"
 )
 
-// bucketLab is an originemu with SigV4-verifying S3 listeners (s3, s3-b,
-// s3-host: only the bucket's virtual host), a recording GCS-like listener
-// (gcs, HTTP) and an h2 one (gcs-tls).
+// bucketLab is an originemu with s3emu buckets verifying SigV4 as
+// listener backends (s3, s3-b, s3-host: only the bucket's virtual host
+// addresses it), a recording GCS-like listener (gcs, HTTP) and an h2 one
+// (gcs-tls). The scripted S3 answers are emulator rules on s3: /fail-once/
+// answers 503 the first time, /fail/ always 503, /redirect/z a 302 to
+// other.test on s3-b.
 type bucketLab struct {
-	t       *testing.T
-	emu     *originemu.Emulator
-	client  *upstream.Client
-	s3, s3b *sigV4Verifier
+	t      *testing.T
+	emu    *originemu.Emulator
+	client *upstream.Client
+}
+
+// s3Object is an s3emu object whose body names its path, as the tests
+// expect of every object.
+func s3Object(key string) s3emu.ObjectConfig {
+	return s3emu.ObjectConfig{Key: key, Body: "object /" + key, ContentType: "text/plain", CacheControl: "max-age=60"}
+}
+
+// newS3 is an s3emu server knowing both test keys, in eu-west-1.
+func newS3(t *testing.T, hostSuffix string, buckets ...s3emu.BucketConfig) *s3emu.Server {
+	t.Helper()
+	s, err := s3emu.New(s3emu.Config{
+		Region: "eu-west-1", HostSuffix: hostSuffix,
+		Credentials: map[string]string{testKey: testSecret, testKeyB: testSecret2},
+		Buckets:     buckets,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func newBucketLab(t *testing.T) *bucketLab {
 	t.Helper()
-	keys := map[string]string{testKey: testSecret, testKeyB: testSecret2}
-	s3 := &sigV4Verifier{Keys: keys, Region: "eu-west-1"}
-	s3b := &sigV4Verifier{Keys: keys, Region: "eu-west-1"}
-	s3host := &sigV4Verifier{Keys: keys, Region: "eu-west-1", WantHost: bucketHost}
+	// s3: virtual-hosted BUCKET.example.com (media.example.com, the
+	// client's Host, and bucket.example.com, a hostRewrite).
+	s3 := newS3(t, "example.com",
+		s3emu.BucketConfig{Name: "media", Objects: []s3emu.ObjectConfig{
+			s3Object("obj/a b.ts"), s3Object("obj/head"), s3Object("fail-once/x"),
+		}},
+		s3emu.BucketConfig{Name: "bucket", Objects: []s3emu.ObjectConfig{s3Object("rw/port")}},
+		s3emu.BucketConfig{Name: "a-bucket", Objects: []s3emu.ObjectConfig{s3Object("k")}},
+	)
+	// s3-b: the failover's backup-bucket.s3.eu-west-1.amazonaws.com and the
+	// redirect's other.test.
+	s3b := newS3(t, "test",
+		s3emu.BucketConfig{Name: "backup-bucket", Objects: []s3emu.ObjectConfig{s3Object("fail/y")}},
+		s3emu.BucketConfig{Name: "other", Objects: []s3emu.ObjectConfig{s3Object("z")}},
+	)
+	// s3-host: only media-bucket.s3.eu-west-1.amazonaws.com is virtual-hosted;
+	// any other Host is path style.
+	s3host := newS3(t, "",
+		s3emu.BucketConfig{Name: "media-bucket", Objects: []s3emu.ObjectConfig{s3Object("rw/ok")}},
+	)
 	var redirectTo string // set below, once the ports are known
 	gcs := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.Contains(r.URL.Path, "/go-away/") {
@@ -74,9 +113,16 @@ func newBucketLab(t *testing.T) *bucketLab {
 	}
 	client := upstream.New(upstream.Options{RootCAs: emu.CA().Pool(), Resolve: resolve, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(client.Close)
-	l := &bucketLab{t: t, emu: emu, client: client, s3: s3, s3b: s3b}
-	s3.Redirect = "http://other.test:" + strconv.Itoa(l.port("s3-b"))
-	redirectTo = s3.Redirect
+	l := &bucketLab{t: t, emu: emu, client: client}
+	redirectTo = "http://other.test:" + strconv.Itoa(l.port("s3-b"))
+	if _, err := emu.AddRules(
+		rules.Rule{Match: rules.Match{Listener: "s3", PathPrefix: "/fail-once/"}, Times: 1, Action: rules.Action{Status: http.StatusServiceUnavailable}},
+		rules.Rule{Match: rules.Match{Listener: "s3", PathPrefix: "/fail/"}, Unlimited: true, Action: rules.Action{Status: http.StatusServiceUnavailable}},
+		rules.Rule{Match: rules.Match{Listener: "s3", Path: "/redirect/z"}, Unlimited: true,
+			Action: rules.Action{Redirect: &rules.Redirect{Status: http.StatusFound, Location: redirectTo + "/z"}}},
+	); err != nil {
+		t.Fatal(err)
+	}
 	return l
 }
 
@@ -145,8 +191,29 @@ func (l *bucketLab) journal(listener, prefix string, n int) []journal.Request {
 
 // wantSigned checks a journal request carries a SigV4 signature over
 // exactly host, x-amz-content-sha256 and x-amz-date, with key's credential,
-// and that the verifier accepted it.
+// and that s3emu accepted it.
 func wantSigned(t *testing.T, r journal.Request, key string) {
+	t.Helper()
+	wantSignedHeaders(t, r, key)
+	if want := "sigv4: ok (" + key + ")"; !strings.Contains(r.Note, want) {
+		t.Fatalf("s3emu: %q, want %q (host %q)", r.Note, want, r.Host)
+	}
+}
+
+// wantScripted checks a journal request was answered by an emulator rule
+// (before s3emu, so unverified) and carries a well-formed signature.
+func wantScripted(t *testing.T, r journal.Request, key string) {
+	t.Helper()
+	if r.Rule == "" || strings.Contains(r.Note, "sigv4:") {
+		t.Fatalf("not answered by a rule: rule %q note %q", r.Rule, r.Note)
+	}
+	wantSignedHeaders(t, r, key)
+}
+
+// wantSignedHeaders checks a journal request carries a SigV4 signature
+// over exactly host, x-amz-content-sha256 and x-amz-date, with key's
+// credential.
+func wantSignedHeaders(t *testing.T, r journal.Request, key string) {
 	t.Helper()
 	auth := header(r, "Authorization")
 	if len(auth) != 1 || !strings.HasPrefix(auth[0], "AWS4-HMAC-SHA256 Credential="+key+"/") ||
@@ -158,9 +225,6 @@ func wantSigned(t *testing.T, r journal.Request, key string) {
 	}
 	if p := header(r, "X-Amz-Content-Sha256"); len(p) != 1 || p[0] != "UNSIGNED-PAYLOAD" {
 		t.Fatalf("x-amz-content-sha256 %q", p)
-	}
-	if r.Note != "signature ok" {
-		t.Fatalf("verifier: %q (host %q)", r.Note, r.Host)
 	}
 }
 
@@ -179,7 +243,11 @@ func sig(r journal.Request) string {
 func TestSigV4GET(t *testing.T) {
 	l := newBucketLab(t)
 	e := l.engine(nil, l.s3Origin("s3", "s3", testKey, testSecret))
-	r := get("/obj/a%20b.ts?versionId=3&x=a+b")
+	// No versionId: s3emu answers S3 subresources such as ?versionId with
+	// 501 NotImplemented; other query parameters are signed all the same.
+	// No raw '+' either: the signer canonicalizes it as a space (%20),
+	// s3emu as a literal plus (%2B), so it is an encoded space here.
+	r := get("/obj/a%20b.ts?v=3&x=a%20b")
 	r.Header.Set("User-Agent", "player/1.0")
 	r.Header.Set("X-Custom", "kept")
 	r.Header.Set("Authorization", "Bearer client")
@@ -193,7 +261,7 @@ func TestSigV4GET(t *testing.T) {
 		t.Fatalf("journal %+v", reqs)
 	}
 	wantSigned(t, reqs[0], testKey)
-	if reqs[0].Host != "media.example.com" || reqs[0].URI != "/obj/a%20b.ts?versionId=3&x=a+b" {
+	if reqs[0].Host != "media.example.com" || reqs[0].URI != "/obj/a%20b.ts?v=3&x=a%20b" {
 		t.Fatalf("host %q uri %q", reqs[0].Host, reqs[0].URI)
 	}
 	if ua := header(reqs[0], "User-Agent"); len(ua) != 1 || ua[0] != "player/1.0" {
@@ -217,22 +285,25 @@ func TestSigV4GET(t *testing.T) {
 		wantSigned(t, reqs[0], testKey)
 	})
 	t.Run("OPTIONS", func(t *testing.T) {
+		// Signed and accepted; s3emu then answers an object OPTIONS with
+		// 405 MethodNotAllowed, passed through.
 		r := get("/obj/options")
 		r.Method = http.MethodOptions
 		res, _ := l.do(e, "s3", r)
 		reqs := l.journal("s3", "/obj/options", 1)
-		if res.Status != 200 || len(reqs) != 1 {
+		if res.Status != 405 || len(reqs) != 1 || !strings.Contains(reqs[0].Note, "s3: MethodNotAllowed") {
 			t.Fatalf("status %d, journal %+v", res.Status, reqs)
 		}
 		wantSigned(t, reqs[0], testKey)
 	})
 	t.Run("wrong secret is rejected", func(t *testing.T) {
-		// The verifier really verifies.
+		// s3emu really verifies.
 		e := l.engine(nil, l.s3Origin("s3", "s3", testKey, "not-the-secret"))
-		res, _ := l.do(e, "s3", get("/obj/wrong-secret"))
+		res, body := l.do(e, "s3", get("/obj/wrong-secret"))
 		reqs := l.journal("s3", "/obj/wrong-secret", 1)
-		if res.Status != 403 || len(reqs) != 1 || !strings.Contains(reqs[0].Note, "signature mismatch") {
-			t.Fatalf("status %d, journal %+v", res.Status, reqs)
+		if res.Status != 403 || len(reqs) != 1 || !strings.Contains(reqs[0].Note, "sigv4: SignatureDoesNotMatch") ||
+			!strings.Contains(body, "<Code>SignatureDoesNotMatch</Code>") {
+			t.Fatalf("status %d %q, journal %+v", res.Status, body, reqs)
 		}
 	})
 	t.Run("POST is not sent", func(t *testing.T) {
@@ -260,25 +331,27 @@ func TestSigV4EachAttempt(t *testing.T) {
 		e := l.engine(nil, l.s3Origin("s3", "s3", testKey, testSecret, attempts(2), retryOn(config.RetryHTTP5xx)))
 		res, _ := l.do(e, "s3", get("/fail-once/x"))
 		reqs := l.journal("s3", "/fail-once/x", 2)
-		if res.Status != 200 || len(reqs) != 2 {
+		if res.Status != 200 || len(reqs) != 2 || reqs[0].Status != 503 {
 			t.Fatalf("status %d, journal %+v", res.Status, reqs)
 		}
-		wantSigned(t, reqs[0], testKey)
+		wantScripted(t, reqs[0], testKey) // the rule's 503
 		wantSigned(t, reqs[1], testKey)
 		if header(reqs[0], "X-Amz-Date")[0] == header(reqs[1], "X-Amz-Date")[0] || sig(reqs[0]) == sig(reqs[1]) {
 			t.Fatalf("retry not signed afresh: %v / %v", reqs[0].Headers, reqs[1].Headers)
 		}
 	})
 	t.Run("failover", func(t *testing.T) {
+		// The rule fails /fail/ on s3 only: the backup's s3emu verifies
+		// the failover's own key and Host and serves the object.
 		p := l.s3Origin("s3", "s3", testKey, testSecret, retryOn(config.RetryHTTP5xx), failover("b"))
 		b := l.s3Origin("b", "s3-b", testKeyB, testSecret2, hostRewrite("backup-bucket.s3.eu-west-1.amazonaws.com"))
 		e := l.engine(nil, p, b)
-		res, _ := l.do(e, "s3", get("/fail/y"))
+		res, body := l.do(e, "s3", get("/fail/y"))
 		pr, br := l.journal("s3", "/fail/y", 1), l.journal("s3-b", "/fail/y", 1)
-		if res.Status != 503 || len(pr) != 1 || len(br) != 1 {
-			t.Fatalf("status %d, journal %+v / %+v", res.Status, pr, br)
+		if res.Status != 200 || body != "object /fail/y" || len(pr) != 1 || len(br) != 1 || pr[0].Status != 503 {
+			t.Fatalf("status %d %q, journal %+v / %+v", res.Status, body, pr, br)
 		}
-		wantSigned(t, pr[0], testKey)
+		wantScripted(t, pr[0], testKey) // the rule's 503
 		wantSigned(t, br[0], testKeyB)
 		if br[0].Host != "backup-bucket.s3.eu-west-1.amazonaws.com" || pr[0].Host != "media.example.com" {
 			t.Fatalf("hosts %q %q", pr[0].Host, br[0].Host)
@@ -291,7 +364,7 @@ func TestSigV4EachAttempt(t *testing.T) {
 		if res.Status != 200 || body != "object /z" || len(pr) != 1 || len(rr) != 1 {
 			t.Fatalf("status %d %q, journal %+v / %+v", res.Status, body, pr, rr)
 		}
-		wantSigned(t, pr[0], testKey)
+		wantScripted(t, pr[0], testKey) // the rule's 302
 		wantSigned(t, rr[0], testKey)
 		if want := "other.test:" + strconv.Itoa(l.port("s3-b")); rr[0].Host != want {
 			t.Fatalf("redirect host %q, want %q", rr[0].Host, want)
@@ -314,12 +387,17 @@ func TestSigV4HostRewrite(t *testing.T) {
 	}
 	wantSigned(t, reqs[0], testKey)
 
-	// Without the rewrite the client's Host reaches the bucket: refused.
-	res, _ = l.do(e, "s3", get("/rw/client-host"))
+	// Without the rewrite the client's Host reaches the bucket: it is not
+	// the bucket's virtual host, so s3emu takes the request as path style
+	// (bucket "rw", which does not exist) and refuses it, though the
+	// signature, made for that Host, is good.
+	res, body := l.do(e, "s3", get("/rw/client-host"))
 	reqs = l.journal("s3-host", "/rw/client-host", 1)
-	if res.Status != 403 || len(reqs) != 1 || !strings.Contains(reqs[0].Note, "is not the bucket's") {
-		t.Fatalf("status %d, journal %+v", res.Status, reqs)
+	if res.Status != 404 || len(reqs) != 1 || reqs[0].Host != "media.example.com" ||
+		!strings.Contains(reqs[0].Note, "s3: NoSuchBucket") || !strings.Contains(body, "<BucketName>rw</BucketName>") {
+		t.Fatalf("status %d %q, journal %+v", res.Status, body, reqs)
 	}
+	wantSigned(t, reqs[0], testKey)
 
 	// An origin hostRewrite with a port is signed with the port.
 	e = l.engine(nil, l.s3Origin("s3", "s3", testKey, testSecret, hostRewrite("bucket.example.com:8443")))
@@ -334,18 +412,17 @@ func TestSigV4HostRewrite(t *testing.T) {
 // BKT-2: a Host changed after signing breaks the signature (what a
 // mismatched hostRewrite does at a verifying origin).
 func TestSigV4HostChangedAfterSigning(t *testing.T) {
-	v := &sigV4Verifier{Keys: map[string]string{testKey: testSecret}, Region: "eu-west-1"}
-	srv := httptest.NewServer(v)
-	defer srv.Close()
+	l := newBucketLab(t) // s3 serves bucket "a-bucket" as a-bucket.example.com
+	base := l.emu.URL("s3")
 	o := config.EffectiveOrigin{AWSV4: &config.AWSV4Authentication{AccessKeyID: testKey, OriginRegion: "eu-west-1"}, AWSV4Secret: testSecret}
 	for _, tc := range []struct {
 		signedHost, sentHost string
 		want                 int
 	}{
-		{"a.example.com", "a.example.com", 200},
-		{"a.example.com", "b.example.com", 403},
+		{"a-bucket.example.com", "a-bucket.example.com", 200},
+		{"a-bucket.example.com", "b-bucket.example.com", 403},
 	} {
-		req, _ := http.NewRequest("GET", srv.URL+"/k?x=1", nil)
+		req, _ := http.NewRequest("GET", base+"/k?x=1", nil)
 		req.Header.Set("User-Agent", "changed-by-a-proxy") // unsigned: may change
 		if err := signV4(context.Background(), req, o, tc.signedHost, time.Now()); err != nil {
 			t.Fatal(err)
@@ -357,9 +434,14 @@ func TestSigV4HostChangedAfterSigning(t *testing.T) {
 		}
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		if resp.StatusCode != tc.want {
+		if resp.StatusCode != tc.want || tc.want == 403 && !strings.Contains(string(b), "<Code>SignatureDoesNotMatch</Code>") {
 			t.Errorf("signed for %s, sent to %s: %d %s", tc.signedHost, tc.sentHost, resp.StatusCode, b)
 		}
+	}
+	reqs := l.journal("s3", "/k", 2)
+	if len(reqs) != 2 || !strings.Contains(reqs[0].Note, "sigv4: ok ("+testKey+")") ||
+		!strings.Contains(reqs[1].Note, "sigv4: SignatureDoesNotMatch") {
+		t.Fatalf("journal %+v", reqs)
 	}
 }
 
