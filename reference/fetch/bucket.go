@@ -188,5 +188,9 @@ func signV4(ctx context.Context, r *http.Request, o config.EffectiveOrigin, host
 	for _, name := range []string{"Authorization", "X-Amz-Date", "X-Amz-Content-Sha256"} {
 		r.Header.Set(name, sr.Header.Get(name))
 	}
+	// The signer signs the query in its canonical form ('+' read as a
+	// space, re-encoded as %20) and rewrites RawQuery to it: send exactly
+	// what was signed, so no origin can read the query differently.
+	r.URL.RawQuery = sr.URL.RawQuery
 	return nil
 }
