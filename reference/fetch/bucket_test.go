@@ -2,6 +2,10 @@ package fetch
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/gcsemu"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
 	"github.com/edgeconform/edgeconform/emulators/rules"
@@ -31,10 +36,11 @@ const (
 
 // bucketLab is an originemu with s3emu buckets verifying SigV4 as
 // listener backends (s3, s3-b, s3-host: only the bucket's virtual host
-// addresses it), a recording GCS-like listener (gcs, HTTP) and an h2 one
-// (gcs-tls). The scripted S3 answers are emulator rules on s3: /fail-once/
-// answers 503 the first time, /fail/ always 503, /redirect/z a 302 to
-// other.test on s3-b.
+// addresses it) and a gcsemu Cloud Storage service (newGCS) behind an HTTP
+// listener (gcs) and an h2 one (gcs-tls). The scripted answers are
+// emulator rules: on s3, /fail-once/ answers 503 the first time, /fail/
+// always 503, /redirect/z a 302 to other.test on s3-b; on gcs,
+// /vod-bucket/go-away/ a 302 to other.test on s3-b.
 type bucketLab struct {
 	t      *testing.T
 	emu    *originemu.Emulator
@@ -54,6 +60,48 @@ func newS3(t *testing.T, hostSuffix string, buckets ...s3emu.BucketConfig) *s3em
 		Region: "eu-west-1", HostSuffix: hostSuffix,
 		Credentials: map[string]string{testKey: testSecret, testKeyB: testSecret2},
 		Buckets:     buckets,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const (
+	gcsToken    = "ya29.token"   // the edge's token (GCS.Token)
+	clientToken = "client-token" // a client's own token, also accepted
+)
+
+// gcsObject is a gcsemu object whose body names its bucket and name.
+func gcsObject(bucket, name string) gcsemu.ObjectConfig {
+	return gcsemu.ObjectConfig{Name: name, Body: gcsBody(bucket, name), ContentType: "text/plain"}
+}
+
+func gcsBody(bucket, name string) string { return "gcs " + bucket + "/" + name }
+
+// gcsHash is the x-goog-hash Cloud Storage sends for body.
+func gcsHash(body string) string {
+	var c [4]byte
+	binary.BigEndian.PutUint32(c[:], crc32.Checksum([]byte(body), crc32.MakeTable(crc32.Castagnoli)))
+	m := md5.Sum([]byte(body))
+	return "crc32c=" + base64.StdEncoding.EncodeToString(c[:]) + ",md5=" + base64.StdEncoding.EncodeToString(m[:])
+}
+
+// newGCS is the Cloud Storage service: virtual-hosted at
+// BUCKET.storage.test, path style on other hosts; public buckets
+// vod-bucket, vod.example.com (dotted) and tls-bucket, and the private
+// private-bucket, readable with gcsToken or clientToken.
+func newGCS(t *testing.T) *gcsemu.Server {
+	t.Helper()
+	s, err := gcsemu.New(gcsemu.Config{
+		HostSuffix: "storage.test",
+		Tokens:     []string{gcsToken, clientToken},
+		Buckets: []gcsemu.BucketConfig{
+			{Name: "vod-bucket", Public: true, Objects: []gcsemu.ObjectConfig{gcsObject("vod-bucket", "seg/1.ts")}},
+			{Name: "vod.example.com", Public: true, Objects: []gcsemu.ObjectConfig{gcsObject("vod.example.com", "seg/1.ts")}},
+			{Name: "tls-bucket", Public: true, Objects: []gcsemu.ObjectConfig{gcsObject("tls-bucket", "tls/obj")}},
+			{Name: "private-bucket", Objects: []gcsemu.ObjectConfig{gcsObject("private-bucket", "seg/1.ts")}},
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -83,16 +131,7 @@ func newBucketLab(t *testing.T) *bucketLab {
 	s3host := newS3(t, "",
 		s3emu.BucketConfig{Name: "media-bucket", Objects: []s3emu.ObjectConfig{s3Object("rw/ok")}},
 	)
-	var redirectTo string // set below, once the ports are known
-	gcs := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Path, "/go-away/") {
-			w.Header().Set("Location", redirectTo+r.URL.Path)
-			w.WriteHeader(http.StatusFound)
-			return
-		}
-		w.Header().Set("Cache-Control", "public, max-age=3600")
-		io.WriteString(w, "gcs "+r.Host+" "+r.URL.Path)
-	})
+	gcs := newGCS(t)
 	emu, err := originemu.Start(context.Background(), originemu.Config{
 		Logger: slog.New(slog.DiscardHandler),
 		Listeners: []originemu.ListenerConfig{
@@ -114,12 +153,16 @@ func newBucketLab(t *testing.T) *bucketLab {
 	client := upstream.New(upstream.Options{RootCAs: emu.CA().Pool(), Resolve: resolve, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(client.Close)
 	l := &bucketLab{t: t, emu: emu, client: client}
-	redirectTo = "http://other.test:" + strconv.Itoa(l.port("s3-b"))
+	redirectTo := "http://other.test:" + strconv.Itoa(l.port("s3-b"))
 	if _, err := emu.AddRules(
 		rules.Rule{Match: rules.Match{Listener: "s3", PathPrefix: "/fail-once/"}, Times: 1, Action: rules.Action{Status: http.StatusServiceUnavailable}},
 		rules.Rule{Match: rules.Match{Listener: "s3", PathPrefix: "/fail/"}, Unlimited: true, Action: rules.Action{Status: http.StatusServiceUnavailable}},
 		rules.Rule{Match: rules.Match{Listener: "s3", Path: "/redirect/z"}, Unlimited: true,
 			Action: rules.Action{Redirect: &rules.Redirect{Status: http.StatusFound, Location: redirectTo + "/z"}}},
+		// The bucket origin redirects /vod-bucket/go-away/x (path style) to
+		// another host, s3-b.
+		rules.Rule{Match: rules.Match{Listener: "gcs", PathPrefix: "/vod-bucket/go-away/"}, Unlimited: true,
+			Action: rules.Action{Redirect: &rules.Redirect{Status: http.StatusFound, Location: redirectTo + "/vod-bucket/go-away/x"}}},
 	); err != nil {
 		t.Fatal(err)
 	}
@@ -468,20 +511,23 @@ func endpoint(t *testing.T, s string) *url.URL {
 }
 
 // HST-4, BKT-4: gs:// origins go to the GCS endpoint with the Host from
-// the bucket; hostRewrite is ignored; the bearer token is sent.
+// the bucket; hostRewrite is ignored; the bearer token is sent. The
+// endpoint is gcsemu, which serves the object only on the Host and path
+// naming its bucket, and reads a private bucket only with a good token.
 func TestGCSOrigin(t *testing.T) {
 	l := newBucketLab(t)
 	port := strconv.Itoa(l.port("gcs"))
-	token := func() (string, error) { return "ya29.token", nil }
+	token := func() (string, error) { return gcsToken, nil }
 	tests := []struct {
 		name, endpoint, bucket string
 		token                  bool
 		wantHost, wantPath     string
+		wantCache              string // BKT-5: Cloud Storage's Cache-Control
 	}{
-		{"ip endpoint is path-style", "http://127.0.0.1:" + port, "vod-bucket", false, "127.0.0.1:" + port, "/vod-bucket/seg/1.ts"},
-		{"named endpoint is virtual-hosted", "http://storage.test:" + port, "vod-bucket", true, "vod-bucket.storage.test:" + port, "/seg/1.ts"},
-		{"dotted bucket is path-style", "http://storage.test:" + port, "vod.example.com", false, "storage.test:" + port, "/vod.example.com/seg/1.ts"},
-		{"token", "http://127.0.0.1:" + port, "private-bucket", true, "127.0.0.1:" + port, "/private-bucket/seg/1.ts"},
+		{"ip endpoint is path-style", "http://127.0.0.1:" + port, "vod-bucket", false, "127.0.0.1:" + port, "/vod-bucket/seg/1.ts", "public, max-age=3600"},
+		{"named endpoint is virtual-hosted", "http://storage.test:" + port, "vod-bucket", true, "vod-bucket.storage.test:" + port, "/seg/1.ts", "public, max-age=3600"},
+		{"dotted bucket is path-style", "http://storage.test:" + port, "vod.example.com", false, "storage.test:" + port, "/vod.example.com/seg/1.ts", "public, max-age=3600"},
+		{"token", "http://127.0.0.1:" + port, "private-bucket", true, "127.0.0.1:" + port, "/private-bucket/seg/1.ts", "private, max-age=0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -492,42 +538,101 @@ func TestGCSOrigin(t *testing.T) {
 			e := l.engine([]Option{WithGCS(g)}, gcsOrigin(tc.bucket, 0, hostRewrite("origin-rewrite.example.com")))
 			r := get("/seg/1.ts")
 			r.RouteHostRewrite = "route-rewrite.example.com" // HST-4: ignored
-			r.Header.Set("Authorization", "Basic client")
+			// The client's own credentials: passed on without a token,
+			// replaced by it with one. gcsemu accepts this token too, so
+			// either way the object is read.
+			r.Header.Set("Authorization", "Bearer "+clientToken)
 			seq := l.emu.Journal().Query(journal.Query{}).Requests
 			res, body := l.do(e, "gcs", r)
-			reqs := l.emu.Journal().Query(journal.Query{Listener: "gcs", AfterSeq: lastSeq(seq)}).Requests
-			if res.Status != 200 || len(reqs) != 1 {
+			q := journal.Query{Listener: "gcs", AfterSeq: lastSeq(seq)}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			l.emu.Journal().WaitEnded(ctx, q, 1) // the note is complete
+			cancel()
+			reqs := l.emu.Journal().Query(q).Requests
+			if res.Status != 200 || len(reqs) != 1 || body != gcsBody(tc.bucket, "seg/1.ts") {
 				t.Fatalf("status %d %q %+v, journal %+v", res.Status, body, res.Attempts, reqs)
 			}
 			if reqs[0].Host != tc.wantHost || reqs[0].Path != tc.wantPath {
 				t.Fatalf("origin saw host %q path %q, want %q %q", reqs[0].Host, reqs[0].Path, tc.wantHost, tc.wantPath)
 			}
-			if cc := res.Response.Header.Get("Cache-Control"); cc == "" {
-				t.Errorf("no Cache-Control passed through")
+			// BKT-5: gcsemu's headers reach the client as sent.
+			if cc := res.Response.Header.Get("Cache-Control"); cc != tc.wantCache {
+				t.Errorf("Cache-Control %q, want %q", cc, tc.wantCache)
+			}
+			if h := res.Response.Header.Get("X-Goog-Hash"); h != gcsHash(body) {
+				t.Errorf("x-goog-hash %q, want %q", h, gcsHash(body))
+			}
+			if res.Response.Header.Get("X-Goog-Generation") == "" {
+				t.Errorf("no x-goog-generation passed through")
 			}
 			auth := header(reqs[0], "Authorization")
-			want := "Basic client"
+			want := "Bearer " + clientToken
 			if tc.token {
-				want = "Bearer ya29.token"
+				want = "Bearer " + gcsToken
 			}
 			if len(auth) != 1 || auth[0] != want {
 				t.Fatalf("Authorization %q, want %q", auth, want)
+			}
+			if !strings.Contains(reqs[0].Note, "gcs: token ok") {
+				t.Errorf("gcsemu note %q", reqs[0].Note)
 			}
 			if res.Attempts[0].Host != tc.wantHost {
 				t.Errorf("attempt host %q", res.Attempts[0].Host)
 			}
 		})
 	}
+	// The private bucket refuses a read without a token (403) and with a
+	// token it does not accept (401); both are origin answers passed on.
+	for _, tc := range []struct {
+		name     string
+		token    func() (string, error)
+		want     int
+		wantNote string
+		wantAuth []string
+		wantCode string
+	}{
+		{"private bucket without a token", nil, 403, "gcs: anonymous", nil, "<Code>AccessDenied</Code>"},
+		{"private bucket with a wrong token", func() (string, error) { return "ya29.wrong", nil }, 401, "gcs: bad token",
+			[]string{"Bearer ya29.wrong"}, "<Code>AuthenticationRequired</Code>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := GCS{Endpoint: endpoint(t, "http://127.0.0.1:"+port), Token: tc.token}
+			e := l.engine([]Option{WithGCS(g)}, gcsOrigin("private-bucket", 0, attempts(2)))
+			seq := l.emu.Journal().Query(journal.Query{}).Requests
+			res, body := l.do(e, "gcs", get("/seg/1.ts"))
+			q := journal.Query{Listener: "gcs", AfterSeq: lastSeq(seq)}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			l.emu.Journal().WaitEnded(ctx, q, 1)
+			cancel()
+			reqs := l.emu.Journal().Query(q).Requests
+			if res.Status != tc.want || res.Reason != "" || res.Response == nil || !strings.Contains(body, tc.wantCode) ||
+				len(res.Attempts) != 1 || res.Attempts[0].Outcome != "usable" {
+				t.Fatalf("status %d %q %q %+v", res.Status, res.Reason, body, res.Attempts)
+			}
+			if len(reqs) != 1 || reqs[0].Status != tc.want || !strings.Contains(reqs[0].Note, tc.wantNote) ||
+				strings.Join(header(reqs[0], "Authorization"), ",") != strings.Join(tc.wantAuth, ",") {
+				t.Fatalf("journal %+v", reqs)
+			}
+			if cc := res.Response.Header.Get("Cache-Control"); cc != "private, max-age=0" {
+				t.Errorf("Cache-Control %q", cc)
+			}
+			if tc.want == 401 && res.Response.Header.Get("WWW-Authenticate") == "" {
+				t.Errorf("401 without WWW-Authenticate")
+			}
+		})
+	}
 	t.Run("token not sent to a redirect's other host", func(t *testing.T) {
+		// The bucket origin's 302 is an emulator rule on gcs (see
+		// newBucketLab); the redirect target is s3-b.
 		g := GCS{Endpoint: endpoint(t, "http://127.0.0.1:"+port), Token: token}
 		e := l.engine([]Option{WithGCS(g)}, gcsOrigin("vod-bucket", 0, attempts(2), redirects(302)))
 		l.do(e, "gcs", get("/go-away/x"))
 		first := l.journal("gcs", "/vod-bucket/go-away/x", 1)
 		second := l.journal("s3-b", "/vod-bucket/go-away/x", 1)
-		if len(first) != 1 || len(second) != 1 {
+		if len(first) != 1 || len(second) != 1 || first[0].Rule == "" || first[0].Status != 302 {
 			t.Fatalf("journal %+v / %+v", first, second)
 		}
-		if a := header(first[0], "Authorization"); len(a) != 1 || a[0] != "Bearer ya29.token" {
+		if a := header(first[0], "Authorization"); len(a) != 1 || a[0] != "Bearer "+gcsToken {
 			t.Fatalf("bucket request Authorization %q", a)
 		}
 		if a := header(second[0], "Authorization"); len(a) != 0 {
@@ -537,12 +642,12 @@ func TestGCSOrigin(t *testing.T) {
 	t.Run("https endpoint: SNI is the virtual host", func(t *testing.T) {
 		g := GCS{Endpoint: endpoint(t, "https://storage.test:"+strconv.Itoa(l.port("gcs-tls")))}
 		e := l.engine([]Option{WithGCS(g)}, gcsOrigin("tls-bucket", 0))
-		res, _ := l.do(e, "gcs", get("/tls/obj"))
+		res, body := l.do(e, "gcs", get("/tls/obj"))
 		snap := l.emu.Journal().Query(journal.Query{Listener: "gcs-tls", PathPrefix: "/tls/obj"})
 		want := "tls-bucket.storage.test"
-		if res.Status != 200 || len(snap.Requests) != 1 || snap.Requests[0].Host != want+":"+strconv.Itoa(l.port("gcs-tls")) ||
+		if res.Status != 200 || body != gcsBody("tls-bucket", "tls/obj") || len(snap.Requests) != 1 || snap.Requests[0].Host != want+":"+strconv.Itoa(l.port("gcs-tls")) ||
 			len(snap.Conns) != 1 || snap.Conns[0].SNI != want || snap.Requests[0].Proto != "HTTP/2.0" {
-			t.Fatalf("status %d (%+v), journal %+v / %+v", res.Status, res.Attempts, snap.Requests, snap.Conns)
+			t.Fatalf("status %d %q (%+v), journal %+v / %+v", res.Status, body, res.Attempts, snap.Requests, snap.Conns)
 		}
 	})
 }

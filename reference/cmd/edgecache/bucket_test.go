@@ -3,6 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/md5"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"net"
@@ -13,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/gcsemu"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
 	"github.com/edgeconform/edgeconform/emulators/s3emu"
@@ -100,10 +105,13 @@ func TestServeBuckets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gcs := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=3600")
-		io.WriteString(w, "gcs object")
-	})
+	// The gs:// origin is gcsemu: the private bucket vod-bucket, read
+	// path style on the IP endpoint with the token in --gcs-token-file.
+	gcs, err := gcsemu.New(gcsemu.Config{Tokens: []string{"ya29.test-token"}, Buckets: []gcsemu.BucketConfig{
+		{Name: "vod-bucket", Objects: []gcsemu.ObjectConfig{{Name: "gcs/seg.ts", Body: "gcs object"}, {Name: "gcs/rotated.ts", Body: "rotated"}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	emu, err := originemu.Start(context.Background(), originemu.Config{Logger: slog.New(slog.DiscardHandler), Listeners: []originemu.ListenerConfig{
 		{Name: "s3", Profile: originemu.HTTP, Backend: s3}, {Name: "gcs", Profile: originemu.HTTP, Backend: gcs},
 	}})
@@ -146,6 +154,8 @@ func TestServeBuckets(t *testing.T) {
 		t.Fatalf("first line %q", sc.Text())
 	}
 	go io.Copy(io.Discard, pr)
+	var last *http.Response // the last response, body read into lastBody
+	var lastBody string
 	do := func(method, path string) int {
 		req, _ := http.NewRequest(method, edge+path, nil)
 		req.Host = "media.example.com"
@@ -153,8 +163,9 @@ func TestServeBuckets(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s %s: %v", method, path, err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		last, lastBody = resp, string(b)
 		return resp.StatusCode
 	}
 	wait := func(listener, prefix string, n int) []journal.Request {
@@ -182,14 +193,42 @@ func TestServeBuckets(t *testing.T) {
 		t.Fatalf("POST reached the origin: %+v", reqs)
 	}
 	// gs://: path-style on the IP endpoint, hostRewrites ignored, bearer
-	// token.
-	if code := do("GET", "/gcs/seg.ts"); code != 200 {
-		t.Fatalf("GET gcs: %d", code)
+	// token; gcsemu reads the private bucket with it.
+	if code := do("GET", "/gcs/seg.ts"); code != 200 || lastBody != "gcs object" {
+		t.Fatalf("GET gcs: %d %q %+v", code, lastBody, wait("gcs", "/vod-bucket/", 1))
 	}
 	reqs = wait("gcs", "/vod-bucket/gcs/seg.ts", 1)
-	if len(reqs) != 1 || reqs[0].Host != emu.Addr("gcs") || strings.Join(headerValues(reqs[0], "Authorization"), "") != "Bearer ya29.test-token" {
+	if len(reqs) != 1 || reqs[0].Host != emu.Addr("gcs") || strings.Join(headerValues(reqs[0], "Authorization"), "") != "Bearer ya29.test-token" ||
+		!strings.Contains(reqs[0].Note, "gcs: token ok") {
 		t.Fatalf("gcs journal %+v", emu.Journal().Query(journal.Query{Listener: "gcs"}).Requests)
 	}
+	// BKT-5: the client sees Cloud Storage's Cache-Control (a private
+	// bucket's) and x-goog-hash.
+	if cc := last.Header.Get("Cache-Control"); cc != "private, max-age=0" {
+		t.Errorf("client Cache-Control %q", cc)
+	}
+	if h := last.Header.Get("X-Goog-Hash"); h != googHash("gcs object") {
+		t.Errorf("client x-goog-hash %q", h)
+	}
+	// A token gcsemu does not accept (the file now holds another one,
+	// re-read as it changed) is refused with 401, passed on to the client.
+	writeFile(t, token, "ya29.not-accepted-token\n")
+	if code := do("GET", "/gcs/rotated.ts"); code != 401 || !strings.Contains(lastBody, "<Code>AuthenticationRequired</Code>") {
+		t.Fatalf("GET gcs, wrong token: %d %q", code, lastBody)
+	}
+	reqs = wait("gcs", "/vod-bucket/gcs/rotated.ts", 1)
+	if len(reqs) != 1 || strings.Join(headerValues(reqs[0], "Authorization"), "") != "Bearer ya29.not-accepted-token" ||
+		!strings.Contains(reqs[0].Note, "gcs: bad token") {
+		t.Fatalf("gcs journal %+v", reqs)
+	}
+}
+
+// googHash is the x-goog-hash Cloud Storage sends for body.
+func googHash(body string) string {
+	var c [4]byte
+	binary.BigEndian.PutUint32(c[:], crc32.Checksum([]byte(body), crc32.MakeTable(crc32.Castagnoli)))
+	m := md5.Sum([]byte(body))
+	return "crc32c=" + base64.StdEncoding.EncodeToString(c[:]) + ",md5=" + base64.StdEncoding.EncodeToString(m[:])
 }
 
 func headerValues(r journal.Request, name string) []string {
