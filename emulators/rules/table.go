@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -151,18 +152,9 @@ func (m *Match) Matches(tgt Target) bool {
 	}
 	for name, want := range m.Headers {
 		vals := tgt.Header.Values(name)
-		if len(vals) == 0 || (want != "*" && !containsValue(vals, want)) {
+		if len(vals) == 0 || (want != "*" && !slices.Contains(vals, want)) {
 			return false
 		}
 	}
 	return true
-}
-
-func containsValue(vals []string, want string) bool {
-	for _, v := range vals {
-		if v == want {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/textproto"
+	"slices"
 	"sort"
 	"strings"
 
@@ -99,7 +100,7 @@ func compileRoute(rr config.RouteRule, field string) (*route, error) {
 	}
 	var others []string
 	for m := range r.methods {
-		if !contains(methodOrder, m) {
+		if !slices.Contains(methodOrder, m) {
 			others = append(others, m)
 		}
 	}
@@ -131,7 +132,7 @@ func compileRoute(rr config.RouteRule, field string) (*route, error) {
 					return nil, fmt.Errorf("%s.pathTemplateRewrite: needs a pathTemplateMatch in every match rule (matchRules[%d] has none)", f, i)
 				}
 				for _, v := range rw.Vars() {
-					if !contains(m.tmpl.Vars(), v) {
+					if !slices.Contains(m.tmpl.Vars(), v) {
 						return nil, fmt.Errorf("%s.pathTemplateRewrite: variable {%s} is not captured by matchRules[%d].pathTemplateMatch", f, v, i)
 					}
 				}
@@ -370,15 +371,6 @@ func (q *queryMatcher) match(query map[string][]string) bool {
 	}
 	for _, v := range values {
 		if v == q.value {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}
