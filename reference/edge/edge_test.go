@@ -296,3 +296,16 @@ func TestMethodsAndEdgeAnswers(t *testing.T) {
 		t.Fatalf("origin saw %d requests for a refused GET", n)
 	}
 }
+
+// A HEAD goes to the origin as HEAD and the client gets the object's
+// headers, Content-Length included, and no body.
+func TestHeadPassesHeaders(t *testing.T) {
+	r := newRig(t, testConfig)
+	resp, body, err := r.do("HEAD", "client.example", "/plain/head")
+	if err != nil || resp.StatusCode != 200 || resp.ContentLength != 1024 || len(body) != 0 || resp.Header.Get("Etag") == "" {
+		t.Fatalf("HEAD: %v (Content-Length %d, %d body bytes) %v", resp, resp.ContentLength, len(body), err)
+	}
+	if m := r.waitEnded("/plain/head", 1)[0].Method; m != "HEAD" {
+		t.Fatalf("origin saw %s", m)
+	}
+}
