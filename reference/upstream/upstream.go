@@ -27,6 +27,7 @@
 package upstream
 
 import (
+	"container/list"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -103,14 +104,26 @@ type Client struct {
 	resolve map[string]string
 	log     *slog.Logger
 
-	mu     sync.Mutex
-	rts    map[Target]http.RoundTripper
-	closed bool
+	mu         sync.Mutex
+	rts        map[Target]*list.Element // of *cached, most recently used first
+	lru        list.List
+	maxTargets int
+	closed     bool
+}
+
+// maxTargets bounds how many targets keep a transport (and idle
+// connections): redirects can name any host, so without a bound the map
+// would grow with them. The least recently used is dropped first.
+const maxTargets = 1024
+
+type cached struct {
+	target Target
+	rt     http.RoundTripper
 }
 
 // New returns a Client.
 func New(opts Options) *Client {
-	c := &Client{rootCAs: opts.RootCAs, resolve: map[string]string{}, log: opts.Logger, rts: map[Target]http.RoundTripper{}}
+	c := &Client{rootCAs: opts.RootCAs, resolve: map[string]string{}, log: opts.Logger, rts: map[Target]*list.Element{}, maxTargets: maxTargets}
 	for host, ip := range opts.Resolve {
 		c.resolve[strings.ToLower(host)] = ip
 	}
@@ -126,10 +139,11 @@ func (c *Client) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	for _, rt := range c.rts {
-		closeIdle(rt)
+	for _, el := range c.rts {
+		closeIdle(el.Value.(*cached).rt)
 	}
-	c.rts = map[Target]http.RoundTripper{}
+	c.rts = map[Target]*list.Element{}
+	c.lru.Init()
 }
 
 func closeIdle(rt http.RoundTripper) {
@@ -245,8 +259,14 @@ func (c *Client) roundTripper(t Target) (http.RoundTripper, error) {
 	if c.closed {
 		return nil, errors.New("upstream: client closed")
 	}
-	if rt, ok := c.rts[t]; ok {
-		return rt, nil
+	if el, ok := c.rts[t]; ok {
+		c.lru.MoveToFront(el)
+		return el.Value.(*cached).rt, nil
+	}
+	if len(c.rts) >= c.maxTargets {
+		old := c.lru.Remove(c.lru.Back()).(*cached)
+		delete(c.rts, old.target)
+		closeIdle(old.rt) // requests in flight on it finish normally
 	}
 	var rt http.RoundTripper
 	switch t.Protocol {
@@ -280,7 +300,7 @@ func (c *Client) roundTripper(t Target) (http.RoundTripper, error) {
 		}
 		rt = tr
 	}
-	c.rts[t] = rt
+	c.rts[t] = c.lru.PushFront(&cached{target: t, rt: rt})
 	return rt, nil
 }
 
