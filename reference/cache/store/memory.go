@@ -1,0 +1,256 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/maypok86/otter/v2"
+)
+
+// chunkSize is the size of the slices a Memory body is allocated in.
+const chunkSize = 64 << 10
+
+// Memory is an in-memory Store bounded by bytes. An entry weighs its body,
+// metadata and key bytes (the key counts so that empty entries still weigh
+// something); entries over 4 GiB are not stored.
+type Memory struct {
+	max   int64
+	cache *otter.Cache[string, *memEntry]
+
+	bytes     atomic.Int64
+	hits      atomic.Uint64
+	misses    atomic.Uint64
+	evictions atomic.Uint64
+}
+
+// memEntry is a committed, immutable entry.
+type memEntry struct {
+	meta   []byte
+	chunks [][]byte // every chunk chunkSize long but the last
+	size   int64
+	weight int64
+}
+
+// NewMemory returns a Memory store holding at most about maxBytes (see the
+// package documentation on the bound). With maxBytes <= 0 it stores nothing.
+func NewMemory(maxBytes int64) *Memory {
+	m := &Memory{max: maxBytes}
+	m.cache = otter.Must(&otter.Options[string, *memEntry]{
+		MaximumWeight: uint64(max(maxBytes, 1)),
+		Weigher: func(_ string, e *memEntry) uint32 {
+			w, _ := weightOf(e.weight, 1) // checked at Commit
+			return w
+		},
+		OnAtomicDeletion: func(ev otter.DeletionEvent[string, *memEntry]) {
+			m.bytes.Add(-ev.Value.weight)
+			if ev.WasEvicted() {
+				m.evictions.Add(1)
+			}
+		},
+	})
+	return m
+}
+
+// Begin implements Store.
+func (m *Memory) Begin(key string) (Writer, error) {
+	return &memWriter{m: m, key: key, expect: -1}, nil
+}
+
+// Open implements Store.
+func (m *Memory) Open(key string) (Reader, bool) {
+	e, ok := m.cache.GetIfPresent(key)
+	if !ok {
+		m.misses.Add(1)
+		return nil, false
+	}
+	m.hits.Add(1)
+	return &memReader{e: e}, true
+}
+
+// Delete implements Store.
+func (m *Memory) Delete(key string) { m.cache.Invalidate(key) }
+
+// Stats implements Store.
+func (m *Memory) Stats() Stats {
+	return Stats{
+		Entries:   m.cache.EstimatedSize(),
+		Bytes:     m.bytes.Load(),
+		Hits:      m.hits.Load(),
+		Misses:    m.misses.Load(),
+		Evictions: m.evictions.Load(),
+	}
+}
+
+// Close stops the index's background goroutines. The store must not be used
+// afterwards.
+func (m *Memory) Close() error {
+	m.cache.StopAllGoroutines()
+	return nil
+}
+
+type memWriter struct {
+	m      *Memory
+	key    string
+	meta   []byte
+	chunks [][]byte
+	size   int64
+	expect int64
+	err    error
+	done   bool
+}
+
+func (w *memWriter) fail(err error) error {
+	w.err = err
+	w.chunks = nil
+	return err
+}
+
+func (w *memWriter) Write(p []byte) (int, error) {
+	if w.done {
+		return 0, ErrClosed
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	next := w.size + int64(len(p))
+	if w.expect >= 0 && next > w.expect {
+		return 0, w.fail(fmt.Errorf("store: writing %q: %d bytes, more than the declared %d: %w", w.key, next, w.expect, ErrSizeMismatch))
+	}
+	if next+int64(len(w.meta)+len(w.key)) > w.m.max {
+		return 0, w.fail(fmt.Errorf("store: writing %q: %d bytes, the store holds %d: %w", w.key, next, w.m.max, ErrTooLarge))
+	}
+	n := len(p)
+	for len(p) > 0 {
+		last := len(w.chunks) - 1
+		if last < 0 || len(w.chunks[last]) == chunkSize {
+			w.chunks = append(w.chunks, make([]byte, 0, chunkSize))
+			last++
+		}
+		c := w.chunks[last]
+		k := min(len(p), chunkSize-len(c))
+		w.chunks[last] = append(c, p[:k]...)
+		p = p[k:]
+	}
+	w.size = next
+	return n, nil
+}
+
+func (w *memWriter) SetMeta(meta []byte) {
+	if !w.done {
+		w.meta = append([]byte(nil), meta...)
+	}
+}
+
+func (w *memWriter) SetSize(size int64) { w.expect = size }
+
+func (w *memWriter) Commit() error {
+	if w.done {
+		return ErrClosed
+	}
+	w.done = true
+	if w.err != nil {
+		return w.err
+	}
+	if w.expect >= 0 && w.size != w.expect {
+		return w.fail(fmt.Errorf("store: committing %q: %d bytes written, %d declared: %w", w.key, w.size, w.expect, ErrSizeMismatch))
+	}
+	weight := w.size + int64(len(w.meta)+len(w.key))
+	if _, ok := weightOf(weight, 1); !ok || max(weight, 1) > w.m.max {
+		return w.fail(fmt.Errorf("store: committing %q: %d bytes, the store holds %d: %w", w.key, weight, w.m.max, ErrTooLarge))
+	}
+	// Trim the last chunk so a small entry does not pin a whole chunk.
+	if last := len(w.chunks) - 1; last >= 0 && len(w.chunks[last]) < cap(w.chunks[last]) {
+		c := make([]byte, len(w.chunks[last]))
+		copy(c, w.chunks[last])
+		w.chunks[last] = c
+	}
+	e := &memEntry{meta: w.meta, chunks: w.chunks, size: w.size, weight: weight}
+	w.chunks = nil
+	w.m.bytes.Add(weight)
+	w.m.cache.Set(w.key, e)
+	return nil
+}
+
+func (w *memWriter) Abort() {
+	if !w.done {
+		w.done = true
+		w.chunks = nil
+	}
+}
+
+type memReader struct {
+	e      *memEntry
+	off    int64
+	closed atomic.Bool
+}
+
+func (r *memReader) Meta() []byte { return r.e.meta }
+func (r *memReader) Size() int64  { return r.e.size }
+
+func (r *memReader) ReadAt(p []byte, off int64) (int, error) {
+	if r.closed.Load() {
+		return 0, ErrClosed
+	}
+	if off < 0 {
+		return 0, errors.New("store: ReadAt: negative offset")
+	}
+	n := 0
+	for n < len(p) && off < r.e.size {
+		c := r.e.chunks[off/chunkSize]
+		k := copy(p[n:], c[off%chunkSize:])
+		n += k
+		off += int64(k)
+	}
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+func (r *memReader) Read(p []byte) (int, error) {
+	if r.off >= r.e.size {
+		if r.closed.Load() {
+			return 0, ErrClosed
+		}
+		return 0, io.EOF
+	}
+	n, err := r.ReadAt(p, r.off)
+	r.off += int64(n)
+	if err == io.EOF && n > 0 {
+		err = nil
+	}
+	return n, err
+}
+
+func (r *memReader) Seek(offset int64, whence int) (int64, error) {
+	off, err := seekOffset(r.off, r.e.size, offset, whence)
+	if err != nil {
+		return r.off, err
+	}
+	r.off = off
+	return off, nil
+}
+
+func (r *memReader) Close() error {
+	r.closed.Store(true)
+	return nil
+}
+
+// seekOffset computes io.Seeker's new offset.
+func seekOffset(cur, size, offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += cur
+	case io.SeekEnd:
+		offset += size
+	default:
+		return 0, fmt.Errorf("store: Seek: invalid whence %d", whence)
+	}
+	if offset < 0 {
+		return 0, errors.New("store: Seek: negative position")
+	}
+	return offset, nil
+}
