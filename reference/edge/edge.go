@@ -22,6 +22,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeconform/edgeconform/reference/cache/collapse"
+	"github.com/edgeconform/edgeconform/reference/cache/policy"
+	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
 	"github.com/edgeconform/edgeconform/reference/routing"
@@ -37,14 +40,26 @@ type Server struct {
 	ids     atomic.Uint64
 	idBase  string
 	bufs    sync.Pool // *[]byte copy buffers for deliver
+
+	store    store.Store     // cached objects (cache.go)
+	group    *collapse.Group // concurrent fills of one key (COL-1)
+	policies sync.Map        // *config.RouteRule -> policy.Policy
 }
 
 // New builds a server for a validated configuration (with its secrets
 // resolved, if it has awsV4Authentication origins: config.Options.Secrets).
-// metrics may be nil; opts configure the fetch engine (fetch.WithGCS).
-func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics *Metrics, opts ...fetch.Option) (*Server, error) {
+// metrics may be nil. Close releases the cache and stops running fills.
+func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics *Metrics, opts ...Option) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	st := o.store
+	if st == nil {
+		st = store.NewMemory(DefaultStoreBytes)
 	}
 	router, err := routing.New(cfg.Service)
 	if err != nil {
@@ -56,11 +71,23 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 	}
 	return &Server{
 		router:  router,
-		engine:  fetch.New(client, origins, log, opts...),
+		engine:  fetch.New(client, origins, log, o.fetch...),
 		log:     log,
 		metrics: metrics,
 		idBase:  strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
+		store:   st,
+		group:   collapse.New(context.Background()),
 	}, nil
+}
+
+// Close stops running fills (their clients see truncated bodies) and
+// releases the cache's storage. Call it after the HTTP server has shut
+// down.
+func (s *Server) Close() {
+	s.group.Close()
+	if c, ok := s.store.(interface{ Close() }); ok {
+		c.Close()
+	}
 }
 
 // visit is one client request on its way through the steps.
@@ -76,6 +103,11 @@ type visit struct {
 	trunc   string // why the body was cut short, if it was
 	errText string
 	logged  bool
+	// cache is the log record's cache_status: "hit", "miss", "collapsed"
+	// or "bypass" (the default); cacheHdr the Cache-Status member this
+	// cache adds (RFC 9211), if any.
+	cache    string
+	cacheHdr string
 }
 
 // ServeHTTP runs a request through receive, route, fetch, deliver and log.
@@ -94,8 +126,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(v.status)
 		return
 	}
+	if s.serveCached(v) {
+		return
+	}
+	if v.cacheHdr == "" {
+		v.cacheHdr = "edgecache; fwd=bypass"
+	}
 	v.result = s.engine.Fetch(r.Context(), route.Origin, s.originRequest(v))
 	s.metrics.observeFetch(v.result)
+	if policy.Invalidates(r.Method, v.result.Status) { // CCH-7
+		s.store.Delete(s.policyFor(route.Rule).Key(r))
+	}
 	s.deliver(v)
 }
 
@@ -139,6 +180,9 @@ func (s *Server) deliver(v *visit) {
 	res := v.result
 	if res.Response == nil {
 		v.status = res.Status
+		if v.cacheHdr != "" {
+			v.w.Header().Add("Cache-Status", v.cacheHdr)
+		}
 		v.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		v.w.WriteHeader(res.Status)
 		fmt.Fprintf(v.w, "%d %s: %s\n", res.Status, http.StatusText(res.Status), res.Reason)
@@ -152,6 +196,9 @@ func (s *Server) deliver(v *visit) {
 	}
 	upstream.RemoveHopByHop(h)
 	routing.ApplyResponseHeaders(h, v.route.Rule.HeaderAction)
+	if v.cacheHdr != "" {
+		h.Add("Cache-Status", v.cacheHdr)
+	}
 	if resp.ContentLength >= 0 && v.r.Method != http.MethodHead {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
@@ -160,9 +207,15 @@ func (s *Server) deliver(v *visit) {
 	if v.r.Method == http.MethodHead {
 		return
 	}
+	s.sendBody(v, resp.Body)
+}
+
+// sendBody streams body to the client, truncating visibly (TMO-6) when it
+// fails.
+func (s *Server) sendBody(v *visit, body io.Reader) {
 	buf := s.buffer()
 	defer s.bufs.Put(buf)
-	n, err := copyFlushing(v.w, resp.Body, *buf)
+	n, err := copyFlushing(v.w, body, *buf)
 	v.bytes = n
 	if err != nil {
 		v.trunc = truncReason(err)

@@ -92,6 +92,7 @@ func newRig(t testing.TB, cfgTemplate string) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(srv.Close) // runs after edge.Close: cleanups run last-in first-out
 	edge := httptest.NewServer(srv)
 	t.Cleanup(edge.Close)
 	return &rig{t: t, emu: emu, edge: edge, logs: logs}

@@ -18,6 +18,10 @@ func (s *Server) logVisit(v *visit) {
 	}
 	v.logged = true
 	latency := time.Since(v.start)
+	cacheStatus := v.cache
+	if cacheStatus == "" {
+		cacheStatus = "bypass"
+	}
 	attrs := []slog.Attr{
 		slog.String("request_id", v.id),
 		slog.String("method", v.r.Method),
@@ -27,7 +31,7 @@ func (s *Server) logVisit(v *visit) {
 		slog.Int("status", v.status),
 		slog.Int64("bytes", v.bytes),
 		slog.Float64("latency_ms", float64(latency.Microseconds())/1000),
-		slog.String("cache_status", "uncached"), // caching comes with part 2
+		slog.String("cache_status", cacheStatus),
 	}
 	if v.route != nil {
 		attrs = append(attrs, slog.String("path_matcher", v.route.PathMatcher), slog.Int64("route_priority", v.route.Priority))

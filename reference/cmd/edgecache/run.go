@@ -212,10 +212,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	client := upstream.New(opts)
 	defer client.Close()
 	metrics := edge.NewMetrics()
-	handler, err := edge.New(cfg, client, log, metrics, fetch.WithGCS(gcs))
+	handler, err := edge.New(cfg, client, log, metrics, edge.WithFetch(fetch.WithGCS(gcs)))
 	if err != nil {
 		return err
 	}
+	defer handler.Close() // after the servers' Shutdown below: in-flight requests finish first
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
