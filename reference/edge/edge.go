@@ -85,8 +85,10 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 // down.
 func (s *Server) Close() {
 	s.group.Close()
-	if c, ok := s.store.(interface{ Close() }); ok {
-		c.Close()
+	if c, ok := s.store.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			s.log.Warn("closing the cache store", "err", err)
+		}
 	}
 }
 
