@@ -59,10 +59,7 @@ type Disk struct {
 	cache           *otter.Cache[string, *diskEntry]
 	seq             atomic.Uint64
 
-	bytes     atomic.Int64
-	hits      atomic.Uint64
-	misses    atomic.Uint64
-	evictions atomic.Uint64
+	counters
 }
 
 // DiskOption configures NewDisk.
@@ -259,13 +256,7 @@ func (d *Disk) Delete(key string) { d.cache.Invalidate(key) }
 
 // Stats implements Store.
 func (d *Disk) Stats() Stats {
-	return Stats{
-		Entries:   d.cache.EstimatedSize(),
-		Bytes:     d.bytes.Load(),
-		Hits:      d.hits.Load(),
-		Misses:    d.misses.Load(),
-		Evictions: d.evictions.Load(),
-	}
+	return d.stats(d.cache.EstimatedSize())
 }
 
 // Close stops the index's background goroutines; committed entries stay on

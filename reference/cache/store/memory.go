@@ -19,10 +19,7 @@ type Memory struct {
 	max   int64
 	cache *otter.Cache[string, *memEntry]
 
-	bytes     atomic.Int64
-	hits      atomic.Uint64
-	misses    atomic.Uint64
-	evictions atomic.Uint64
+	counters
 }
 
 // memEntry is a committed, immutable entry.
@@ -74,13 +71,7 @@ func (m *Memory) Delete(key string) { m.cache.Invalidate(key) }
 
 // Stats implements Store.
 func (m *Memory) Stats() Stats {
-	return Stats{
-		Entries:   m.cache.EstimatedSize(),
-		Bytes:     m.bytes.Load(),
-		Hits:      m.hits.Load(),
-		Misses:    m.misses.Load(),
-		Evictions: m.evictions.Load(),
-	}
+	return m.stats(m.cache.EstimatedSize())
 }
 
 // Close stops the index's background goroutines. The store must not be used

@@ -29,6 +29,7 @@ package store
 import (
 	"errors"
 	"io"
+	"sync/atomic"
 )
 
 // Store holds entries by key. Implementations are safe for concurrent use.
@@ -119,4 +120,22 @@ func weightOf(n, unit int64) (w uint32, ok bool) {
 		return 0, false
 	}
 	return uint32(u), true
+}
+
+// counters are the statistics both stores keep.
+type counters struct {
+	bytes     atomic.Int64
+	hits      atomic.Uint64
+	misses    atomic.Uint64
+	evictions atomic.Uint64
+}
+
+func (c *counters) stats(entries int) Stats {
+	return Stats{
+		Entries:   entries,
+		Bytes:     c.bytes.Load(),
+		Hits:      c.hits.Load(),
+		Misses:    c.misses.Load(),
+		Evictions: c.evictions.Load(),
+	}
 }
