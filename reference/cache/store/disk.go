@@ -228,7 +228,7 @@ func (d *Disk) Begin(key string) (Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: beginning %q: %w", key, err)
 	}
-	return &diskWriter{d: d, key: key, f: f, expect: -1}, nil
+	return &diskWriter{pending: newPending(key), d: d, f: f}, nil
 }
 
 // Open implements Store.
@@ -267,14 +267,9 @@ func (d *Disk) Close() error {
 }
 
 type diskWriter struct {
-	d      *Disk
-	key    string
-	f      *os.File // nil once finished
-	meta   []byte
-	size   int64
-	expect int64
-	err    error
-	done   bool
+	pending
+	d *Disk
+	f *os.File // nil once finished
 }
 
 // fail records err and removes the temporary file.
@@ -295,18 +290,8 @@ func (w *diskWriter) discard() {
 func (w *diskWriter) overhead() int64 { return int64(len(w.key)+len(w.meta)) + footerSize }
 
 func (w *diskWriter) Write(p []byte) (int, error) {
-	if w.done {
-		return 0, ErrClosed
-	}
-	if w.err != nil {
-		return 0, w.err
-	}
-	next := w.size + int64(len(p))
-	if w.expect >= 0 && next > w.expect {
-		return 0, w.fail(fmt.Errorf("store: writing %q: %d bytes, more than the declared %d: %w", w.key, next, w.expect, ErrSizeMismatch))
-	}
-	if next+w.overhead() > w.d.max {
-		return 0, w.fail(fmt.Errorf("store: writing %q: %d bytes, the store holds %d: %w", w.key, next, w.d.max, ErrTooLarge))
+	if err := w.admit(len(p), w.overhead(), w.d.max); err != nil {
+		return 0, w.fail(err)
 	}
 	n, err := w.f.Write(p)
 	w.size += int64(n)
@@ -316,24 +301,9 @@ func (w *diskWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (w *diskWriter) SetMeta(meta []byte) {
-	if !w.done {
-		w.meta = append([]byte(nil), meta...)
-	}
-}
-
-func (w *diskWriter) SetSize(size int64) { w.expect = size }
-
 func (w *diskWriter) Commit() error {
-	if w.done {
-		return ErrClosed
-	}
-	w.done = true
-	if w.err != nil {
-		return w.err
-	}
-	if w.expect >= 0 && w.size != w.expect {
-		return w.fail(fmt.Errorf("store: committing %q: %d bytes written, %d declared: %w", w.key, w.size, w.expect, ErrSizeMismatch))
+	if err := w.beginCommit(); err != nil {
+		return w.fail(err)
 	}
 	d := w.d
 	fileSize := w.size + w.overhead()

@@ -52,7 +52,7 @@ func NewMemory(maxBytes int64) *Memory {
 
 // Begin implements Store.
 func (m *Memory) Begin(key string) (Writer, error) {
-	return &memWriter{m: m, key: key, expect: -1}, nil
+	return &memWriter{pending: newPending(key), m: m}, nil
 }
 
 // Open implements Store.
@@ -82,14 +82,9 @@ func (m *Memory) Close() error {
 }
 
 type memWriter struct {
+	pending
 	m      *Memory
-	key    string
-	meta   []byte
 	chunks [][]byte
-	size   int64
-	expect int64
-	err    error
-	done   bool
 }
 
 func (w *memWriter) fail(err error) error {
@@ -99,19 +94,10 @@ func (w *memWriter) fail(err error) error {
 }
 
 func (w *memWriter) Write(p []byte) (int, error) {
-	if w.done {
-		return 0, ErrClosed
-	}
-	if w.err != nil {
-		return 0, w.err
+	if err := w.admit(len(p), int64(len(w.meta)+len(w.key)), w.m.max); err != nil {
+		return 0, w.fail(err)
 	}
 	next := w.size + int64(len(p))
-	if w.expect >= 0 && next > w.expect {
-		return 0, w.fail(fmt.Errorf("store: writing %q: %d bytes, more than the declared %d: %w", w.key, next, w.expect, ErrSizeMismatch))
-	}
-	if next+int64(len(w.meta)+len(w.key)) > w.m.max {
-		return 0, w.fail(fmt.Errorf("store: writing %q: %d bytes, the store holds %d: %w", w.key, next, w.m.max, ErrTooLarge))
-	}
 	n := len(p)
 	for len(p) > 0 {
 		last := len(w.chunks) - 1
@@ -128,24 +114,9 @@ func (w *memWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (w *memWriter) SetMeta(meta []byte) {
-	if !w.done {
-		w.meta = append([]byte(nil), meta...)
-	}
-}
-
-func (w *memWriter) SetSize(size int64) { w.expect = size }
-
 func (w *memWriter) Commit() error {
-	if w.done {
-		return ErrClosed
-	}
-	w.done = true
-	if w.err != nil {
-		return w.err
-	}
-	if w.expect >= 0 && w.size != w.expect {
-		return w.fail(fmt.Errorf("store: committing %q: %d bytes written, %d declared: %w", w.key, w.size, w.expect, ErrSizeMismatch))
+	if err := w.beginCommit(); err != nil {
+		return w.fail(err)
 	}
 	weight := w.size + int64(len(w.meta)+len(w.key))
 	if _, ok := weightOf(weight, 1); !ok || max(weight, 1) > w.m.max {

@@ -28,6 +28,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"sync/atomic"
 )
@@ -138,4 +139,59 @@ func (c *counters) stats(entries int) Stats {
 		Misses:    c.misses.Load(),
 		Evictions: c.evictions.Load(),
 	}
+}
+
+// pending is the bookkeeping both stores' writers share: the entry's key
+// and metadata, the bytes written and declared, and how writing ended.
+type pending struct {
+	key    string
+	meta   []byte
+	size   int64
+	expect int64 // declared body size; -1 when unknown
+	err    error // sticky: the first failure
+	done   bool  // committed or aborted
+}
+
+func newPending(key string) pending { return pending{key: key, expect: -1} }
+
+// SetMeta implements Writer.
+func (p *pending) SetMeta(meta []byte) {
+	if !p.done {
+		p.meta = append([]byte(nil), meta...)
+	}
+}
+
+// SetSize implements Writer.
+func (p *pending) SetSize(size int64) { p.expect = size }
+
+// admit says why n more body bytes cannot be written (nil if they can),
+// counting overhead bytes against the store's bound max.
+func (p *pending) admit(n int, overhead, max int64) error {
+	switch next := p.size + int64(n); {
+	case p.done:
+		return ErrClosed
+	case p.err != nil:
+		return p.err
+	case p.expect >= 0 && next > p.expect:
+		return fmt.Errorf("store: writing %q: %d bytes, more than the declared %d: %w", p.key, next, p.expect, ErrSizeMismatch)
+	case next+overhead > max:
+		return fmt.Errorf("store: writing %q: %d bytes, the store holds %d: %w", p.key, next, max, ErrTooLarge)
+	}
+	return nil
+}
+
+// beginCommit ends writing and says why the entry cannot be committed (nil
+// if it can).
+func (p *pending) beginCommit() error {
+	if p.done {
+		return ErrClosed
+	}
+	p.done = true
+	switch {
+	case p.err != nil:
+		return p.err
+	case p.expect >= 0 && p.size != p.expect:
+		return fmt.Errorf("store: committing %q: %d bytes written, %d declared: %w", p.key, p.size, p.expect, ErrSizeMismatch)
+	}
+	return nil
 }
