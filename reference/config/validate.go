@@ -633,3 +633,7 @@ func (v *validator) checkReference() {
 		}
 	}
 }
+
+// ValidShieldingRegion reports whether r has the form of a flexShielding
+// region name (AFRICA_SOUTH1, ME_CENTRAL1, ...).
+func ValidShieldingRegion(r string) bool { return regionRE.MatchString(r) }

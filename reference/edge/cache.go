@@ -1,46 +1,62 @@
 package edge
 
-// Caching, first step (CCH, COL, RNG-1 of behaviour.md): whole-object GET
-// and HEAD only.
+// Caching (CCH, COL, RNG of behaviour.md). The cache serves GET and HEAD on
+// routes whose cdnPolicy is not BYPASS_CACHE:
 //
-//   - A GET or HEAD without Range, on a route whose cdnPolicy is not
-//     BYPASS_CACHE, looks its key (policy.Key) up in the store. A fresh
-//     entry (policy.Fresh at policy.CurrentAge) is served from the store
-//     with Age and "Cache-Status: edgecache; hit".
-//   - A GET miss (or a stale entry: revalidation is not done yet, a stale
-//     entry is a miss and is replaced by the fill) goes through the
-//     collapse Group: one fill per key fetches from the origin with the
-//     Group's context (COL-6), and the leader and every follower stream its
-//     body ("edgecache; fwd=miss" for the leader, "edgecache; fwd=miss;
-//     collapsed" for followers; "fwd=stale" instead of "fwd=miss" when a
-//     stale entry was found). The fill tees the body into the store when
-//     policy.Decide says Store with a positive TTL and the body is at most
-//     policy.LargeObject (1 MiB) bytes; larger objects pass through
-//     uncached (RNG-1's large-object caching comes later). The entry is
-//     committed only when the origin body completed (COL-7: a truncated
-//     body is never cached).
-//   - Vary (CCH-6): an entry stores its Vary field lines and the VaryKey of
-//     the request that filled it; a lookup whose VaryKey differs is a miss
-//     (one variant per key at a time). A follower whose VaryKey differs from
-//     the leader's does its own uncached fetch.
-//   - A follower never shares a response meant for the leader alone
-//     (Set-Cookie, private, no-store, a Vary that cannot be keyed): it does
-//     its own uncached fetch. Synthesized 502/504s are shared (COL-7).
-//   - HEAD is answered from a stored GET entry; a HEAD miss, a request with
-//     Authorization that misses, a Range request and any other method take
-//     the uncached path. An unsafe method whose response is 2xx/3xx deletes
-//     the key (CCH-7, policy.Invalidates).
+//   - lookup: the key (policy.Key, CCH-6) is opened in the store; an entry
+//     whose Vary variant matches and that is fresh (policy.Fresh at
+//     policy.CurrentAge) is a hit, served with Age and
+//     "Cache-Status: NAME; hit". A stale entry is revalidated (CCH-4): the
+//     fill carries If-None-Match / If-Modified-Since from the stored
+//     validators; a 304 refreshes the entry's headers and lifetime
+//     (policy.Merge304) and the stored body is served ("fwd=stale;
+//     fwd-status=304"); anything else replaces it.
+//   - fill: one per key at a time (COL-1), through the collapse Group, run
+//     with the Group's context so it outlives the leader's client (COL-6);
+//     followers stream its body as it arrives (COL-5) and get
+//     "; collapsed". A fill is a GET of the client's request less its
+//     Range and conditional headers (the cache answers those itself), with
+//     Range: bytes=A-B for one 2 MiB chunk (INT: the chunk holding the
+//     client's first byte; RNG-2).
+//   - what the fill found: a 206 whose Content-Range says the object is at
+//     most 1 MiB is the whole object (stored as a 200); a 206 of a larger
+//     object starts a chunked object (RNG-1/2): the entry under the key is
+//     a manifest (headers, size, validator) and each 2 MiB chunk is an
+//     entry of its own, filled on demand with a range request, collapsed
+//     per chunk, and checked against the manifest's validator (RNG-5: a
+//     changed validator deletes the manifest, and the request restarts if
+//     nothing was sent yet, or is truncated). A 200 of known length over 1
+//     MiB means the origin ignores ranges: it goes to the leader uncached
+//     and followers fetch for themselves (RNG-2). Any other response is
+//     stored whole when policy.Decide allows and it is at most 1 MiB.
+//   - deliver: a 200 entry is served with http.ServeContent, which answers
+//     single, multipart, suffix and open-ended ranges, If-Range, 416 and
+//     the client's conditional headers from the stored validators (RNG-3).
+//     Other statuses are sent as stored. A body that fails midway is
+//     truncated visibly and never committed (COL-7).
 //
-// The log record's cache_status is "hit", "miss", "collapsed" or "bypass".
+// A response meant for one client (Set-Cookie, private, no-store, a Vary
+// that cannot be keyed) is never shared with followers: they fetch for
+// themselves. Synthesized 502/504s are shared (COL-7). HEAD is answered
+// from a stored GET entry; a HEAD miss, a request with Authorization, and
+// other methods take the uncached path; an unsafe method whose response is
+// 2xx/3xx deletes the key (CCH-7, policy.Invalidates).
+//
+// The log record's cache_status is "hit", "miss", "revalidated",
+// "collapsed" or "bypass"; a collapsed request's record names the fill's
+// request in fill_request_id (LOG-1).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
@@ -49,18 +65,27 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
 	"github.com/edgeconform/edgeconform/reference/routing"
+	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
-// DefaultStoreBytes bounds the memory store New uses without [WithStore].
-const DefaultStoreBytes = 256 << 20
+const (
+	// DefaultStoreBytes bounds the memory store New uses without [WithStore].
+	DefaultStoreBytes = 256 << 20
+	// DefaultName is the node's name in Cache-Status without [WithName].
+	DefaultName = "edgecache"
+	// ChunkSize is the largest range a fill asks for (RNG-2).
+	ChunkSize = 2 << 20
+)
 
 // Option configures [New].
 type Option func(*options)
 
 type options struct {
-	store store.Store
-	fetch []fetch.Option
+	store   store.Store
+	fetch   []fetch.Option
+	name    string
+	shields shield.Tiers
 }
 
 // WithStore makes the edge cache objects in st instead of a memory store
@@ -71,6 +96,14 @@ func WithStore(st store.Store) Option { return func(o *options) { o.store = st }
 func WithFetch(fo ...fetch.Option) Option {
 	return func(o *options) { o.fetch = append(o.fetch, fo...) }
 }
+
+// WithName sets the node's name in Cache-Status (RFC 9211), so that a
+// response through several tiers says what each did.
+func WithName(name string) Option { return func(o *options) { o.name = name } }
+
+// WithShields gives the node a parent tier (SHD-1): fills for the origins
+// t maps go to a shield node instead of the origin.
+func WithShields(t shield.Tiers) Option { return func(o *options) { o.shields = t } }
 
 // policyFor is the route's compiled cdnPolicy.
 func (s *Server) policyFor(rule *config.RouteRule) policy.Policy {
@@ -97,18 +130,56 @@ type entryMeta struct {
 	ClientCC string        `json:"clientCC,omitempty"` // clientTtl's Cache-Control
 	Vary     []string      `json:"vary,omitempty"`     // the response's Vary field lines
 	Variant  string        `json:"variant,omitempty"`  // VaryKey of the filling request
+	// Chunked: the body is in chunks of ChunkSize under chunkKey(key, i),
+	// each with Validator as its metadata; the entry itself has none.
+	Chunked   bool   `json:"chunked,omitempty"`
+	Size      int64  `json:"size,omitempty"`
+	Validator string `json:"validator,omitempty"`
 }
+
+// validatorOf is what must not change between the chunks of one object
+// (RNG-5): the ETag and Last-Modified fields together.
+func validatorOf(h http.Header) string {
+	return strings.TrimSpace(h.Get("Etag")) + "|" + strings.TrimSpace(h.Get("Last-Modified"))
+}
+
+func chunkKey(key string, i int64) string { return key + "\x00chunk " + strconv.FormatInt(i, 10) }
+
+// errValidatorChanged fails a chunk fill whose response is of another
+// version of the object than its manifest (RNG-5).
+var errValidatorChanged = errors.New("the object changed between chunk fills (validator differs)")
+
+type fillKind int
+
+const (
+	synthesized fillKind = iota // a 502/504 without an origin response
+	whole                       // the body streams through the fill
+	chunked                     // a large object; the fill's body is chunk first
+	notModified                 // a revalidation answered 304; meta is the refreshed entry
+	passThrough                 // a large 200: body is the leader's alone
+)
 
 // fillHead is what a fill publishes to its leader and followers.
 type fillHead struct {
+	kind     fillKind
 	result   *fetch.Result // Response.Body belongs to the fill
 	status   int
-	header   http.Header // nil when synthesized
+	header   http.Header
 	size     int64
 	shared   bool // followers may use it
 	vary     []string
 	variant  string
 	clientCC string
+	meta     entryMeta     // chunked, notModified
+	first    int64         // chunked: the chunk the fill's body holds
+	body     io.ReadCloser // passThrough
+	leaderID string
+}
+
+// storedEntry is an entry opened from the store.
+type storedEntry struct {
+	m  entryMeta
+	rd store.Reader
 }
 
 // serveCached answers v from the cache or through a collapsed fill and
@@ -118,105 +189,327 @@ func (s *Server) serveCached(v *visit) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
-	if _, ok := r.Header["Range"]; ok {
-		return false
-	}
 	pol := s.policyFor(v.route.Rule)
 	if pol.Mode == policy.BypassCache {
 		return false
 	}
 	key := pol.Key(r)
+	for range 3 {
+		done, retry := s.serveKey(v, pol, key)
+		if !retry {
+			return done
+		}
+		s.log.Info("object changed during the request: refetching", "request_id", v.id, "key", key) // RNG-5
+	}
+	v.status, v.errText = http.StatusBadGateway, "the object kept changing between chunk fills"
+	http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
+	return true
+}
+
+// lookup opens key's entry for v, or returns nil (a miss).
+func (s *Server) lookup(v *visit, pol policy.Policy, key string) *storedEntry {
+	rd, ok := s.store.Open(key)
+	if !ok {
+		return nil
+	}
+	var m entryMeta
+	if err := json.Unmarshal(rd.Meta(), &m); err != nil {
+		rd.Close()
+		return nil
+	}
+	if len(m.Vary) > 0 {
+		if vk, ok := pol.VaryKey(key, m.Vary, v.r); !ok || vk != m.Variant {
+			rd.Close()
+			return nil
+		}
+	}
+	return &storedEntry{m: m, rd: rd}
+}
+
+// serveKey is one pass of serveCached; retry means nothing was sent and
+// the object changed (RNG-5).
+func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry bool) {
+	r := v.r
+	stale := s.lookup(v, pol, key)
 	fwd := "miss"
-	if rd, ok := s.store.Open(key); ok {
-		served, stale := s.serveHit(v, pol, key, rd)
-		if served {
-			return true
+	if stale != nil {
+		defer stale.rd.Close()
+		age := policy.CurrentAge(stale.m.Header, stale.m.ReqTime, stale.m.RespTime, time.Now())
+		if policy.Fresh(policy.Decision{Store: true, TTL: stale.m.TTL, NoCache: stale.m.NoCache}, age) {
+			v.cache, v.cacheHdr = "hit", s.name+"; hit"
+			v.w.Header().Set("Age", strconv.FormatInt(int64(age/time.Second), 10))
+			return s.serveEntry(v, key, stale.m, stale.rd, nil, 0)
 		}
-		if stale {
-			fwd = "stale"
-		}
+		fwd = "stale"
 	}
-	v.cache, v.cacheHdr = "miss", "edgecache; fwd="+fwd
-	if r.Method == http.MethodHead || r.Header.Get("Authorization") != "" {
-		return false // never fill a GET entry from a HEAD; never share an authorized response
+	v.cache, v.cacheHdr = "miss", s.name+"; fwd="+fwd
+	if (r.Method == http.MethodHead && stale == nil) || r.Header.Get("Authorization") != "" {
+		return false, false // never fill a GET entry from a HEAD; never share an authorized response
 	}
+	up := s.upstreamRequest(v).fill(v.id)
 	req := &http.Request{Method: http.MethodGet, URL: r.URL, Host: r.Host, Header: r.Header.Clone()}
-	res, leader := s.group.Do(r.Context(), key, s.fill(pol, key, v.route.Origin, s.originRequest(v), req))
-	hv, err := res.Head(r.Context())
+	var staleMeta *entryMeta
+	if stale != nil {
+		staleMeta = &stale.m
+	}
+	fill := s.fill(pol, key, up, req, firstChunk(r.Header.Get("Range")), staleMeta)
+	res, leader := s.group.Do(context.WithoutCancel(r.Context()), key, fill)
+	hctx := r.Context()
+	if leader {
+		hctx = context.WithoutCancel(hctx) // the leader takes what the fill hands it
+	}
+	hv, err := res.Head(hctx)
 	if err != nil {
 		if r.Context().Err() != nil {
 			v.errText = "client gone: " + err.Error()
-			return true
+			return true, false
 		}
-		v.status = http.StatusBadGateway
-		v.errText = err.Error()
+		v.status, v.errText = http.StatusBadGateway, err.Error()
 		http.Error(v.w, "502 Bad Gateway: "+err.Error(), http.StatusBadGateway)
-		return true
+		return true, false
 	}
 	head := hv.(*fillHead)
 	if leader {
 		v.result = head.result
+		if head.body != nil {
+			defer head.body.Close()
+			if r.Context().Err() != nil {
+				return true, false
+			}
+		}
 	} else {
-		if !head.shared {
-			return false
+		if !head.shared || head.kind == passThrough {
+			return false, false
 		}
 		if len(head.vary) > 0 {
 			if vk, ok := pol.VaryKey(key, head.vary, r); !ok || vk != head.variant {
-				return false
+				return false, false
 			}
 		}
-		v.cache, v.cacheHdr = "collapsed", v.cacheHdr+"; collapsed"
+		v.cache, v.fillID = "collapsed", head.leaderID
 	}
-	if head.header == nil { // synthesized 502/504 (COL-7)
+	collapsed := ""
+	if !leader {
+		collapsed = "; collapsed"
+	}
+	v.cacheHdr += collapsed
+	switch head.kind {
+	case synthesized: // COL-7: every caller gets the fill's 502/504
 		v.status = head.status
 		h := v.w.Header()
 		h.Add("Cache-Status", v.cacheHdr)
 		h.Set("Content-Type", "text/plain; charset=utf-8")
 		v.w.WriteHeader(head.status)
 		fmt.Fprintf(v.w, "%d %s: %s\n", head.status, http.StatusText(head.status), head.result.Reason)
-		return true
+		return true, false
+	case passThrough:
+		s.writeHead(v, head.status, head.header, head.size, head.clientCC)
+		if r.Method != http.MethodHead {
+			s.sendBody(v, head.body)
+		}
+		return true, false
+	case notModified:
+		if leader {
+			v.cache = "revalidated"
+		}
+		v.cacheHdr = s.name + "; fwd=stale; fwd-status=304" + collapsed
+		if stale == nil || stale.m.Validator != head.meta.Validator {
+			return false, false // joined another request's revalidation without the entry
+		}
+		return s.serveEntry(v, key, head.meta, stale.rd, nil, 0)
+	case chunked:
+		return s.serveEntry(v, key, head.meta, nil, res, head.first)
 	}
 	body := res.Body()
 	defer body.Close()
-	s.writeHead(v, head.status, head.header, head.size, head.clientCC)
-	s.sendBody(v, body)
-	return true
-}
-
-// serveHit serves a fresh stored entry; stale reports an entry that was
-// not fresh. It closes rd.
-func (s *Server) serveHit(v *visit, pol policy.Policy, key string, rd store.Reader) (served, stale bool) {
-	defer rd.Close()
-	var m entryMeta
-	if err := json.Unmarshal(rd.Meta(), &m); err != nil {
-		return false, false
-	}
-	if len(m.Vary) > 0 {
-		if vk, ok := pol.VaryKey(key, m.Vary, v.r); !ok || vk != m.Variant {
-			return false, false
+	if head.status == http.StatusOK && evaluatesLocally(r) {
+		// Ranges and conditions are answered from the whole (small) object.
+		data, err := io.ReadAll(io.LimitReader(body, policy.LargeObject+1))
+		if err == nil && len(data) <= policy.LargeObject {
+			m := entryMeta{Status: head.status, Header: head.header, ClientCC: head.clientCC}
+			return s.serveEntry(v, key, m, nopCloser{bytes.NewReader(data)}, nil, 0)
 		}
+		if err != nil && v.status == 0 {
+			v.status, v.errText = http.StatusBadGateway, "origin body failed: "+err.Error()
+			http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
+			return true, false
+		}
+		body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(data), body), body}
 	}
-	age := policy.CurrentAge(m.Header, m.ReqTime, m.RespTime, time.Now())
-	if !policy.Fresh(policy.Decision{Store: true, TTL: m.TTL, NoCache: m.NoCache}, age) {
-		return false, true
+	s.writeHead(v, head.status, head.header, head.size, head.clientCC)
+	if r.Method != http.MethodHead {
+		s.sendBody(v, body)
 	}
-	v.cache, v.cacheHdr = "hit", "edgecache; hit"
-	h := v.w.Header()
-	h.Set("Age", strconv.FormatInt(int64(age/time.Second), 10))
-	s.writeHead(v, m.Status, m.Header, rd.Size(), m.ClientCC)
-	if v.r.Method == http.MethodHead {
-		return true, false
-	}
-	s.sendBody(v, rd)
 	return true, false
 }
 
-// writeHead sends status and header (copied, with the route's response
-// header action, Cache-Status and Content-Length when size is known).
-func (s *Server) writeHead(v *visit, status int, header http.Header, size int64, clientCC string) {
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+// evaluatesLocally reports whether r has a Range or a conditional header
+// that the cache answers (RNG-3, RFC 9110 13).
+func evaluatesLocally(r *http.Request) bool {
+	for _, k := range []string{"Range", "If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since"} {
+		if _, ok := r.Header[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// firstChunk is the chunk holding the first byte of a Range field's first
+// range ("bytes=N-..."), 0 when it has none or is a suffix range.
+func firstChunk(rng string) int64 {
+	spec, ok := strings.CutPrefix(strings.TrimSpace(rng), "bytes=")
+	if !ok {
+		return 0
+	}
+	spec, _, _ = strings.Cut(spec, ",")
+	first, _, _ := strings.Cut(strings.TrimSpace(spec), "-")
+	n, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n / ChunkSize
+}
+
+// firstOffset is the first byte of the object a Range field's first range
+// needs, 0 when it has none.
+func firstOffset(rng string, size int64) int64 {
+	spec, ok := strings.CutPrefix(strings.TrimSpace(rng), "bytes=")
+	if !ok {
+		return 0
+	}
+	spec, _, _ = strings.Cut(spec, ",")
+	first, last, _ := strings.Cut(strings.TrimSpace(spec), "-")
+	if first == "" { // suffix range: the last N bytes
+		n, err := strconv.ParseInt(last, 10, 64)
+		if err != nil || n <= 0 {
+			return 0
+		}
+		return max(size-n, 0)
+	}
+	n, err := strconv.ParseInt(first, 10, 64)
+	if err != nil || n < 0 || n >= size {
+		return 0
+	}
+	return n
+}
+
+// serveEntry answers v from an entry: a 200 with http.ServeContent (ranges,
+// If-Range, 416, conditional requests), other statuses as stored. A chunked
+// entry reads its chunks from the store or through chunk fills; fill, when
+// not nil, is a fill whose body is chunk first.
+func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker, fill *collapse.Result, first int64) (done, retry bool) {
+	r := v.r
+	if m.Status != http.StatusOK {
+		size := int64(-1)
+		if sr, ok := rd.(interface{ Size() int64 }); ok {
+			size = sr.Size()
+		}
+		s.writeHead(v, m.Status, m.Header, size, m.ClientCC)
+		if r.Method != http.MethodHead {
+			s.sendBody(v, rd)
+		}
+		return true, false
+	}
+	content := &recordingReader{ReadSeeker: rd}
+	if m.Chunked {
+		obj := &object{s: s, ctx: r.Context(), key: key, m: m, up: s.upstreamRequest(v).fill(v.id),
+			fill: fill, first: first, private: v.id}
+		if m.Validator != "" || fill == nil {
+			obj.private = "" // shared chunks: collapse them
+		}
+		defer obj.Close()
+		// Open the first chunk the answer needs before a header goes out,
+		// so that a changed object restarts the request (RNG-5).
+		if r.Method == http.MethodGet {
+			if err := obj.prime(firstOffset(r.Header.Get("Range"), m.Size)); err != nil {
+				if errors.Is(err, errValidatorChanged) {
+					return false, true
+				}
+				if r.Context().Err() != nil {
+					v.errText = "client gone: " + err.Error()
+					return true, false
+				}
+				v.status, v.errText = http.StatusBadGateway, "filling the object: "+err.Error()
+				http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
+				return true, false
+			}
+		}
+		content.ReadSeeker = obj
+	}
+	s.prepareHead(v, m.Header, m.ClientCC)
+	if _, ok := m.Header["Content-Type"]; !ok {
+		v.w.Header()["Content-Type"] = nil // no sniffing: the origin sent none
+	}
+	modTime, _ := http.ParseTime(m.Header.Get("Last-Modified"))
+	sw := &statusWriter{ResponseWriter: v.w, rc: http.NewResponseController(v.w)}
+	http.ServeContent(sw, r, "", modTime, content)
+	v.status, v.bytes = sw.status, sw.n
+	if content.err != nil && content.err != io.EOF {
+		v.trunc = truncReason(content.err)
+		s.logVisit(v)
+		v.logged = true
+		panic(http.ErrAbortHandler) // truncate visibly (COL-7, RNG-5)
+	}
+	return true, false
+}
+
+// recordingReader keeps the first read error, which http.ServeContent
+// swallows.
+type recordingReader struct {
+	io.ReadSeeker
+	err error
+}
+
+func (r *recordingReader) Read(p []byte) (int, error) {
+	n, err := r.ReadSeeker.Read(p)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
+}
+
+// statusWriter records the status and body bytes and flushes every write,
+// so that bytes reach the client as the fill delivers them (COL-5).
+type statusWriter struct {
+	http.ResponseWriter
+	rc     *http.ResponseController
+	status int
+	n      int64
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.n += int64(n)
+	_ = w.rc.Flush()
+	return n, err
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// prepareHead copies a stored or origin header to the response, less
+// Content-Length and Content-Range (the cache sets those), with the route's
+// response header action and Cache-Status.
+func (s *Server) prepareHead(v *visit, header http.Header, clientCC string) {
 	h := v.w.Header()
 	for k, vals := range header {
-		if k == "Age" && h.Get("Age") != "" {
+		if (k == "Age" && h.Get("Age") != "") || k == "Content-Length" || k == "Content-Range" || k == "Cache-Status" {
 			continue
 		}
 		h[k] = slices.Clone(vals)
@@ -225,98 +518,256 @@ func (s *Server) writeHead(v *visit, status int, header http.Header, size int64,
 		h.Set("Cache-Control", clientCC)
 	}
 	routing.ApplyResponseHeaders(h, v.route.Rule.HeaderAction)
-	h.Add("Cache-Status", v.cacheHdr)
+	// The parent tier's Cache-Status members come first (RFC 9211 2).
+	h["Cache-Status"] = append(slices.Clone(header["Cache-Status"]), v.cacheHdr)
+}
+
+// writeHead sends status and header (see prepareHead) with Content-Length
+// when size is known.
+func (s *Server) writeHead(v *visit, status int, header http.Header, size int64, clientCC string) {
+	s.prepareHead(v, header, clientCC)
 	if size >= 0 {
-		h.Set("Content-Length", strconv.FormatInt(size, 10))
+		v.w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
+	} else if cl := header.Get("Content-Length"); cl != "" && status != http.StatusPartialContent {
+		v.w.Header().Set("Content-Length", cl)
 	}
 	v.status = status
 	v.w.WriteHeader(status)
 }
 
-// fill is the one origin fetch of a key: it publishes the head, streams
-// the body into the Group and, when it may be stored, into the store,
-// committing only a complete body.
-func (s *Server) fill(pol policy.Policy, key, origin string, oreq fetch.Request, req *http.Request) collapse.FillFunc {
+// fill is the one fetch of a key from the parent tier: it publishes what it
+// found (see fillKind) and streams the body into the Group and, when it
+// may be stored, into the store, committing only a complete body.
+func (s *Server) fill(pol policy.Policy, key string, up *upstreamReq, req *http.Request, first int64, stale *entryMeta) collapse.FillFunc {
 	return func(ctx context.Context, fw *collapse.Fill) error {
-		reqTime := time.Now()
-		res := s.engine.Fetch(ctx, origin, oreq)
-		s.metrics.observeFetch(res)
-		head := &fillHead{result: res, status: res.Status, size: -1, shared: true}
-		if res.Response == nil {
-			return fw.Head(head)
-		}
-		resp := res.Response
-		defer resp.Body.Close()
-		respTime := time.Now()
-		hdr := resp.Header.Clone()
-		upstream.RemoveHopByHop(hdr)
-		head.status, head.header, head.size = resp.StatusCode, hdr, resp.ContentLength
-		head.vary = hdr.Values("Vary")
-		cc := policy.ParseCacheControl(hdr)
-		_, cookie := hdr["Set-Cookie"]
-		head.shared = !cookie && !cc.Has("private") && !cc.Has("no-store")
-		varyOK := true
-		if len(head.vary) > 0 {
-			head.variant, varyOK = pol.VaryKey(key, head.vary, req)
-			head.shared = head.shared && varyOK
-		}
-		d := pol.Decide(req, resp.StatusCode, hdr, respTime)
-		head.clientCC = d.ClientCacheControl
-
-		var sw store.Writer
-		if d.Store && !d.NoCache && d.TTL > 0 && varyOK && resp.ContentLength <= policy.LargeObject {
-			if w, err := s.store.Begin(key); err == nil {
-				sw = w
-				defer func() {
-					if sw != nil {
-						sw.Abort()
-					}
-				}()
-				meta, _ := json.Marshal(entryMeta{
-					Status: resp.StatusCode, Header: hdr, ReqTime: reqTime, RespTime: respTime,
-					TTL: d.TTL, NoCache: d.NoCache, ClientCC: d.ClientCacheControl,
-					Vary: head.vary, Variant: head.variant,
-				})
-				sw.SetMeta(meta)
-				if resp.ContentLength >= 0 {
-					sw.SetSize(resp.ContentLength)
-				}
+		if stale != nil {
+			for k, vals := range policy.Conditional(stale.Header) { // CCH-4
+				up.header()[k] = vals
 			}
 		}
+		for {
+			start := first * ChunkSize
+			up.setHeader("Range", fmt.Sprintf("bytes=%d-%d", start, start+ChunkSize-1))
+			reqTime := time.Now()
+			res := s.fetchUpstream(ctx, up)
+			if res.Response != nil && res.Response.StatusCode == http.StatusRequestedRangeNotSatisfiable && first > 0 {
+				res.Response.Body.Close() // the client's range starts past the end: fill from the start
+				first = 0
+				continue
+			}
+			return s.publish(ctx, fw, pol, key, up, req, first, stale, res, reqTime)
+		}
+	}
+}
+
+// publish sorts the fill's response and streams it.
+func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Policy, key string, up *upstreamReq,
+	req *http.Request, first int64, stale *entryMeta, res *fetch.Result, reqTime time.Time) error {
+	head := &fillHead{kind: synthesized, result: res, status: res.Status, size: -1, shared: true, leaderID: up.id()}
+	if res.Response == nil {
+		return fw.Head(head)
+	}
+	resp := res.Response
+	respTime := time.Now()
+	hdr := resp.Header.Clone()
+	upstream.RemoveHopByHop(hdr)
+	head.kind, head.status, head.header, head.size = whole, resp.StatusCode, hdr, resp.ContentLength
+	head.vary = hdr.Values("Vary")
+	cc := policy.ParseCacheControl(hdr)
+	_, cookie := hdr["Set-Cookie"]
+	head.shared = !cookie && !cc.Has("private") && !cc.Has("no-store")
+	varyOK := true
+	if len(head.vary) > 0 {
+		head.variant, varyOK = pol.VaryKey(key, head.vary, req)
+		head.shared = head.shared && varyOK
+	}
+	meta := func(status int, h http.Header, d policy.Decision) entryMeta {
+		return entryMeta{Status: status, Header: h, ReqTime: reqTime, RespTime: respTime, TTL: d.TTL,
+			NoCache: d.NoCache, ClientCC: d.ClientCacheControl, Vary: head.vary, Variant: head.variant,
+			Validator: validatorOf(h)}
+	}
+	// storable: worth keeping (fresh for a while, or revalidatable).
+	storable := func(d policy.Decision, h http.Header) bool {
+		return d.Store && varyOK && ((d.TTL > 0 && !d.NoCache) || h.Get("Etag") != "" || h.Get("Last-Modified") != "")
+	}
+
+	switch {
+	case resp.StatusCode == http.StatusNotModified && stale != nil: // CCH-4
+		resp.Body.Close()
+		merged := policy.Merge304(stale.Header, hdr)
+		d := pol.Decide(req, stale.Status, merged, respTime)
+		m := *stale
+		m.Header, m.ReqTime, m.RespTime, m.TTL, m.NoCache, m.ClientCC = merged, reqTime, respTime, d.TTL, d.NoCache, d.ClientCacheControl
+		head.kind, head.meta, head.header, head.status = notModified, m, merged, stale.Status
+		if d.Store {
+			s.restore(key, stale, m)
+		} else {
+			s.store.Delete(key)
+		}
+		return fw.Head(head)
+
+	case resp.StatusCode == http.StatusPartialContent:
+		start := first * ChunkSize
+		f, l, total, ok := policy.ParseContentRange(hdr.Get("Content-Range"))
+		if !ok || f != start || l != min(start+ChunkSize, total)-1 || (resp.ContentLength >= 0 && resp.ContentLength != l-f+1) {
+			resp.Body.Close()
+			head.kind, head.status, res.Reason = synthesized, http.StatusBadGateway, "http_protocol_error"
+			s.log.Warn("fill: origin answered a range request with another range", "request_id", up.id(),
+				"key", key, "asked", fmt.Sprintf("bytes=%d-%d", start, start+ChunkSize-1), "content_range", hdr.Get("Content-Range"))
+			return fw.Head(head)
+		}
+		whole := hdr.Clone()
+		whole.Del("Content-Range")
+		whole.Set("Content-Length", strconv.FormatInt(total, 10))
+		if total <= policy.LargeObject { // the whole (small) object
+			head.status, head.header, head.size = http.StatusOK, whole, total
+			break
+		}
+		// RNG-1/2: a large object, cached chunk by chunk.
+		defer resp.Body.Close()
+		d := pol.Decide(req, http.StatusOK, whole, respTime)
+		large, why := policy.LargeObjectCacheable(http.StatusPartialContent, hdr)
+		keep := large && storable(d, whole) && head.shared
+		if !keep {
+			s.log.Info("fill: large object not cached", "request_id", up.id(), "key", key, "reason", why, "decision", d.Reason)
+		}
+		m := meta(http.StatusOK, whole, d)
+		m.Chunked, m.Size = true, total
+		head.kind, head.meta, head.first, head.header, head.size = chunked, m, first, whole, total
 		if err := fw.Head(head); err != nil {
 			return err
 		}
-		buf := s.buffer()
-		defer s.bufs.Put(buf)
-		var n int64
-		for {
-			m, rerr := resp.Body.Read(*buf)
-			if m > 0 {
-				p := (*buf)[:m]
-				if _, err := fw.Write(p); err != nil {
-					return err
-				}
-				if sw != nil {
-					n += int64(m)
-					if n > policy.LargeObject {
-						sw.Abort()
-						sw = nil
-					} else if _, err := sw.Write(p); err != nil {
-						sw.Abort()
-						sw = nil
-					}
-				}
+		var sw store.Writer
+		if keep {
+			sw = s.beginEntry(chunkKey(key, first), []byte(m.Validator), l-f+1)
+		}
+		if err := s.pump(resp.Body, fw, sw, -1); err != nil {
+			return err
+		}
+		if keep {
+			if mw := s.beginEntry(key, mustJSON(m), 0); mw != nil {
+				_ = mw.Commit()
 			}
-			if rerr == io.EOF {
-				if sw != nil {
-					_ = sw.Commit() // a failed Commit only means "not stored"
+		}
+		return nil
+
+	case resp.StatusCode == http.StatusOK && resp.ContentLength > policy.LargeObject:
+		// RNG-2: the origin ignored the range request; such an object is
+		// not cached. The leader gets the body; followers fetch their own.
+		d := pol.Decide(req, resp.StatusCode, hdr, respTime)
+		head.kind, head.body, head.shared, head.clientCC = passThrough, resp.Body, false, d.ClientCacheControl
+		s.log.Info("fill: origin ignored the range request; large object not cached (RNG-2)", "request_id", up.id(), "key", key)
+		return fw.Head(head)
+	}
+
+	defer resp.Body.Close()
+	d := pol.Decide(req, head.status, head.header, respTime)
+	head.clientCC = d.ClientCacheControl
+	var sw store.Writer
+	if storable(d, head.header) && head.size <= policy.LargeObject {
+		sw = s.beginEntry(key, mustJSON(meta(head.status, head.header, d)), head.size)
+	}
+	if err := fw.Head(head); err != nil {
+		if sw != nil {
+			sw.Abort()
+		}
+		return err
+	}
+	return s.pump(resp.Body, fw, sw, policy.LargeObject)
+}
+
+// restore re-commits a revalidated entry with its refreshed metadata (a
+// chunked manifest has no body; a whole object's body is copied from the
+// stored entry if it is still the same version).
+func (s *Server) restore(key string, stale *entryMeta, m entryMeta) {
+	if m.Chunked {
+		if w := s.beginEntry(key, mustJSON(m), 0); w != nil {
+			_ = w.Commit()
+		}
+		return
+	}
+	rd, ok := s.store.Open(key)
+	if !ok {
+		return
+	}
+	defer rd.Close()
+	var cur entryMeta
+	if json.Unmarshal(rd.Meta(), &cur) != nil || cur.Validator != stale.Validator || cur.RespTime != stale.RespTime {
+		return // replaced meanwhile
+	}
+	w := s.beginEntry(key, mustJSON(m), rd.Size())
+	if w == nil {
+		return
+	}
+	if _, err := io.Copy(w, io.NewSectionReader(rd, 0, rd.Size())); err != nil {
+		w.Abort()
+		return
+	}
+	_ = w.Commit()
+}
+
+// beginEntry starts a store entry, or returns nil if the store refuses.
+func (s *Server) beginEntry(key string, meta []byte, size int64) store.Writer {
+	w, err := s.store.Begin(key)
+	if err != nil {
+		return nil
+	}
+	w.SetMeta(meta)
+	if size >= 0 {
+		w.SetSize(size)
+	}
+	return w
+}
+
+func mustJSON(m entryMeta) []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("encoding entry metadata: %v", err)) // only plain fields: cannot happen
+	}
+	return b
+}
+
+// pump streams body into the fill and, while it stays within limit bytes
+// (limit < 0: any), into sw (nil: not stored), committing sw only when the
+// body completed.
+func (s *Server) pump(body io.Reader, fw *collapse.Fill, sw store.Writer, limit int64) error {
+	if sw != nil {
+		defer func() {
+			if sw != nil {
+				sw.Abort()
+			}
+		}()
+	}
+	buf := s.buffer()
+	defer s.bufs.Put(buf)
+	var n int64
+	for {
+		m, rerr := body.Read(*buf)
+		if m > 0 {
+			p := (*buf)[:m]
+			if _, err := fw.Write(p); err != nil {
+				return err
+			}
+			n += int64(m)
+			if sw != nil {
+				if limit >= 0 && n > limit {
+					sw.Abort()
+					sw = nil
+				} else if _, err := sw.Write(p); err != nil {
+					sw.Abort()
 					sw = nil
 				}
-				return nil
 			}
-			if rerr != nil {
-				return rerr
+		}
+		if rerr == io.EOF {
+			if sw != nil {
+				_ = sw.Commit() // a failed Commit only means "not stored"
+				sw = nil
 			}
+			return nil
+		}
+		if rerr != nil {
+			return rerr
 		}
 	}
 }

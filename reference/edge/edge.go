@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
 	"github.com/edgeconform/edgeconform/reference/routing"
+	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
@@ -44,6 +46,10 @@ type Server struct {
 	store    store.Store     // cached objects (cache.go)
 	group    *collapse.Group // concurrent fills of one key (COL-1)
 	policies sync.Map        // *config.RouteRule -> policy.Policy
+
+	name    string              // this node's name in Cache-Status (RFC 9211)
+	parents map[string]*url.URL // origin name -> shield node (SHD-1); absent: fill from the origin
+	shield  *shield.Client      // nil without parents
 }
 
 // New builds a server for a validated configuration (with its secrets
@@ -66,10 +72,25 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 		return nil, fmt.Errorf("compiling routes: %w", err)
 	}
 	origins := make(map[string]config.EffectiveOrigin, len(cfg.Origins))
-	for _, o := range cfg.Origins {
-		origins[o.Name] = cfg.Effective(o)
+	parents := map[string]*url.URL{}
+	for _, org := range cfg.Origins {
+		origins[org.Name] = cfg.Effective(org)
+		if u := o.shields.For(org); u != nil {
+			parents[org.Name] = u
+		}
+	}
+	var sc *shield.Client
+	if len(parents) > 0 {
+		sc = shield.NewClient(log)
+	}
+	name := o.name
+	if name == "" {
+		name = DefaultName
 	}
 	return &Server{
+		name:    name,
+		parents: parents,
+		shield:  sc,
 		router:  router,
 		engine:  fetch.New(client, origins, log, o.fetch...),
 		log:     log,
@@ -89,6 +110,9 @@ func (s *Server) Close() {
 		if err := c.Close(); err != nil {
 			s.log.Warn("closing the cache store", "err", err)
 		}
+	}
+	if s.shield != nil {
+		s.shield.Close()
 	}
 }
 
@@ -110,6 +134,7 @@ type visit struct {
 	// cache adds (RFC 9211), if any.
 	cache    string
 	cacheHdr string
+	fillID   string // a collapsed request's fill: the leader's request_id (LOG-1)
 }
 
 // ServeHTTP runs a request through receive, route, fetch, deliver and log.
@@ -132,10 +157,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v.cacheHdr == "" {
-		v.cacheHdr = "edgecache; fwd=bypass"
+		v.cacheHdr = s.name + "; fwd=bypass"
 	}
-	v.result = s.engine.Fetch(r.Context(), route.Origin, s.originRequest(v))
-	s.metrics.observeFetch(v.result)
+	v.result = s.fetchUpstream(r.Context(), s.upstreamRequest(v))
 	if policy.Invalidates(r.Method, v.result.Status) { // CCH-7
 		s.store.Delete(s.policyFor(route.Rule).Key(r))
 	}
@@ -152,14 +176,37 @@ func (s *Server) deny(v *visit, rerr *routing.Error) {
 	http.Error(v.w, rerr.Reason, rerr.Status)
 }
 
-// originRequest is what the fetch engine sends: the client's headers less
-// hop-by-hop ones, after the route's header action (HST-6: origin-level
-// header actions come later, per origin, in fetch).
-func (s *Server) originRequest(v *visit) fetch.Request {
+// upstreamReq is a request to this node's parent tier: the origin,
+// through the fetch engine, or a shield node (SHD-1).
+type upstreamReq struct {
+	origin string
+	parent *url.URL // nil: the origin
+	oreq   fetch.Request
+	sreq   shield.Request
+}
+
+// upstreamRequest is what goes up for v. To the origin: the client's
+// headers less hop-by-hop ones, after the route's header action (HST-6:
+// origin-level header actions come later, per origin, in fetch). To a
+// shield: the client's request as it came (the shield routes it and applies
+// the header actions itself).
+func (s *Server) upstreamRequest(v *visit) *upstreamReq {
+	u := &upstreamReq{origin: v.route.Origin, parent: s.parents[v.route.Origin]}
+	var body io.Reader
+	if v.r.ContentLength != 0 && v.r.Body != nil && v.r.Body != http.NoBody {
+		body = v.r.Body
+	}
+	if u.parent != nil {
+		h := v.r.Header.Clone()
+		upstream.RemoveHopByHop(h)
+		u.sreq = shield.Request{Method: v.r.Method, Host: v.r.Host, RequestURI: v.r.URL.RequestURI(), Header: h,
+			RequestID: v.id, Body: body, ContentLength: v.r.ContentLength}
+		return u
+	}
 	h := v.r.Header.Clone()
 	upstream.RemoveHopByHop(h)
 	routing.ApplyRequestHeaders(h, v.route.Rule.HeaderAction)
-	req := fetch.Request{
+	u.oreq = fetch.Request{
 		Method:           v.r.Method,
 		PathAndQuery:     v.route.OriginPath,
 		Header:           h,
@@ -167,11 +214,61 @@ func (s *Server) originRequest(v *visit) fetch.Request {
 		RouteHostRewrite: v.route.HostRewrite,
 		RequestID:        v.id,
 		ContentLength:    v.r.ContentLength,
+		Body:             body,
 	}
-	if v.r.ContentLength != 0 && v.r.Body != nil && v.r.Body != http.NoBody {
-		req.Body = v.r.Body
+	return u
+}
+
+// fill returns a copy of u as a bodiless GET for a cache fill, with the
+// client's Range and conditional headers removed (the cache evaluates
+// those itself) and id as its request id.
+func (u *upstreamReq) fill(id string) *upstreamReq {
+	c := *u
+	c.oreq.Method, c.sreq.Method = http.MethodGet, http.MethodGet
+	c.oreq.Body, c.sreq.Body = nil, nil
+	c.oreq.ContentLength, c.sreq.ContentLength = 0, 0
+	c.oreq.RequestID, c.sreq.RequestID = id, id
+	c.oreq.Header, c.sreq.Header = u.oreq.Header.Clone(), u.sreq.Header.Clone()
+	for _, k := range []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
+		c.delHeader(k)
 	}
-	return req
+	return &c
+}
+
+// id is the request id the upstream request is logged with.
+func (u *upstreamReq) id() string {
+	if u.parent != nil {
+		return u.sreq.RequestID
+	}
+	return u.oreq.RequestID
+}
+
+func (u *upstreamReq) header() http.Header {
+	if u.parent != nil {
+		if u.sreq.Header == nil {
+			u.sreq.Header = http.Header{}
+		}
+		return u.sreq.Header
+	}
+	if u.oreq.Header == nil {
+		u.oreq.Header = http.Header{}
+	}
+	return u.oreq.Header
+}
+
+func (u *upstreamReq) setHeader(k, v string) { u.header().Set(k, v) }
+func (u *upstreamReq) delHeader(k string)    { u.header().Del(k) }
+
+// fetchUpstream sends u to the parent tier.
+func (s *Server) fetchUpstream(ctx context.Context, u *upstreamReq) *fetch.Result {
+	var res *fetch.Result
+	if u.parent != nil {
+		res = s.shield.Fetch(ctx, u.parent, u.sreq)
+	} else {
+		res = s.engine.Fetch(ctx, u.origin, u.oreq)
+	}
+	s.metrics.observeFetch(res)
+	return res
 }
 
 // deliver sends the chosen response, or the synthesized 502/504, to the

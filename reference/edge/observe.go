@@ -48,6 +48,9 @@ func (s *Server) logVisit(v *visit) {
 				slog.Float64("backend_latency_ms", float64(last.Duration.Microseconds())/1000))
 		}
 	}
+	if v.fillID != "" {
+		attrs = append(attrs, slog.String("fill_request_id", v.fillID))
+	}
 	if v.trunc != "" {
 		attrs = append(attrs, slog.String("truncated", v.trunc))
 	}

@@ -25,7 +25,7 @@ func LargeObjectCacheable(status int, h http.Header) (bool, string) {
 		return false, "RNG-1: missing or invalid Content-Length"
 	}
 	if status == http.StatusPartialContent {
-		first, last, _, ok := parseContentRange(h.Get("Content-Range"))
+		first, last, _, ok := ParseContentRange(h.Get("Content-Range"))
 		if !ok {
 			return false, "RNG-1: 206 without a valid Content-Range: bytes x-y/z"
 		}
@@ -56,9 +56,9 @@ func parseContentLength(h http.Header) (int64, bool) {
 	return n, true
 }
 
-// parseContentRange parses "bytes first-last/complete" with a known
+// ParseContentRange parses "bytes first-last/complete" with a known
 // complete length.
-func parseContentRange(s string) (first, last, total int64, ok bool) {
+func ParseContentRange(s string) (first, last, total int64, ok bool) {
 	unit, rest, found := strings.Cut(strings.TrimSpace(s), " ")
 	if !found || !strings.EqualFold(unit, "bytes") {
 		return 0, 0, 0, false

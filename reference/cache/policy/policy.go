@@ -350,7 +350,7 @@ func StaticContentType(ct string) bool {
 // Content-Length.
 func objectSize(status int, h http.Header) (int64, bool) {
 	if status == http.StatusPartialContent {
-		if _, _, total, ok := parseContentRange(h.Get("Content-Range")); ok {
+		if _, _, total, ok := ParseContentRange(h.Get("Content-Range")); ok {
 			return total, true
 		}
 	}

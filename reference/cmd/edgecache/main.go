@@ -5,6 +5,8 @@
 //	edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM_FILE]...
 //	                [--resolve HOST=IP]... [--admin ADDR] [--log-format json|text]
 //	                [--secrets DIR] [--gcs-endpoint URL] [--gcs-token-file FILE]
+//	                [--cache-size SIZE] [--cache-dir DIR] [--name NAME]
+//	                [--shield URL] [--shield-region REGION=URL]...
 //	edgecache validate --config FILE [--lab] [--secrets DIR]
 //
 // serve prints "listening URL" (and "admin URL" with --admin) on standard
@@ -19,6 +21,16 @@
 // stay trusted). --resolve maps an origin host name to an IP, like curl's
 // --resolve; the port comes from the origin's port. --admin serves /healthz
 // and Prometheus /metrics.
+//
+// Caching (behaviour.md CCH, RNG, COL, SHD; see package edge): --cache-size
+// bounds the cache (bytes, or with a KiB/MiB/GiB suffix; default 256MiB),
+// in memory, or on disk in --cache-dir (entries there survive a restart).
+// --name is the node's name in the Cache-Status header (default edgecache).
+// --shield URL makes the node an edge of a tiered cache: its fills go to the
+// edgecache node at URL (a shield, itself started with the same
+// configuration), which applies the origin settings; --shield-region
+// REGION=URL sends the fills for origins whose flexShielding region is
+// REGION to URL instead (SHD-2).
 //
 // Bucket origins (behaviour.md BKT, HST-4; see package fetch):
 //

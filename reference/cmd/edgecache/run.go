@@ -10,15 +10,19 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
 	"github.com/edgeconform/edgeconform/reference/secrets"
+	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -31,6 +35,21 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 
 func usagef(format string, args ...any) error { return &usageError{fmt.Errorf(format, args...)} }
+
+// parseFlags parses args; -h gives the flags' descriptions as the error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		var b strings.Builder
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+		return &usageError{fmt.Errorf("usage of %s:\n%s", fs.Name(), b.String())}
+	}
+	if err != nil {
+		return &usageError{err}
+	}
+	return nil
+}
 
 // invalidError is a configuration that failed validation: every problem,
 // one per line.
@@ -57,6 +76,30 @@ type multiFlag []string
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
+// byteSize is a flag of bytes with an optional KiB, MiB or GiB suffix.
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(v string) error {
+	num, mult := v, int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}} {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			num, mult = n, u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return fmt.Errorf("want a positive number of bytes, optionally with KiB, MiB or GiB, got %q", v)
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
+
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		return usagef("want a command: serve or validate")
@@ -79,8 +122,8 @@ func validate(args []string, stdout io.Writer) error {
 	file := fs.String("config", "", "configuration `FILE`")
 	lab := fs.Bool("lab", false, "relax the lower bounds of timeouts")
 	dir := fs.String("secrets", "", "`DIR` holding the secrets awsV4Authentication names (checked when given)")
-	if err := fs.Parse(args); err != nil {
-		return &usageError{err}
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if *file == "" || fs.NArg() > 0 {
 		return usagef("validate needs --config FILE and nothing else")
@@ -101,6 +144,9 @@ type serveFlags struct {
 	secrets, gcsEndpoint, gcsToken string
 	lab                            bool
 	cas, resolves                  multiFlag
+	cacheSize                      byteSize
+	cacheDir, shield, name         string
+	shieldRegions                  multiFlag
 }
 
 func parseServe(args []string) (*serveFlags, error) {
@@ -117,8 +163,14 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.secrets, "secrets", "", "`DIR` holding the secrets awsV4Authentication origins name")
 	fs.StringVar(&f.gcsEndpoint, "gcs-endpoint", fetch.DefaultGCSEndpoint, "Cloud Storage XML API `URL` for gs:// origins")
 	fs.StringVar(&f.gcsToken, "gcs-token-file", "", "`FILE` with the bearer token for gs:// origins")
-	if err := fs.Parse(args); err != nil {
-		return nil, &usageError{err}
+	f.cacheSize = edge.DefaultStoreBytes
+	fs.Var(&f.cacheSize, "cache-size", "cache `SIZE` in bytes (suffixes KiB, MiB, GiB; default 256MiB)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "`DIR` for a disk cache (default: memory)")
+	fs.StringVar(&f.shield, "shield", "", "parent tier: fill cache misses from the edgecache node at `URL` (SHD-1)")
+	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
+	fs.StringVar(&f.name, "name", edge.DefaultName, "this node's `NAME` in Cache-Status")
+	if err := parseFlags(fs, args); err != nil {
+		return nil, err
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -133,7 +185,55 @@ func parseServe(args []string) (*serveFlags, error) {
 	if _, err := fetch.ParseGCSEndpoint(f.gcsEndpoint); err != nil {
 		return nil, usagef("--gcs-endpoint %v", err)
 	}
+	if f.name == "" || strings.ContainsAny(f.name, ",;= \t\"") {
+		return nil, usagef("--name %q: want a token (no spaces, commas, semicolons, quotes or '=')", f.name)
+	}
+	if _, err := f.tiers(); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// tiers is the parent tier configuration (--shield, --shield-region).
+func (f *serveFlags) tiers() (shield.Tiers, error) {
+	var t shield.Tiers
+	if f.shield != "" {
+		u, err := shield.ParseURL(f.shield)
+		if err != nil {
+			return t, usagef("--shield: %v", err)
+		}
+		t.Default = u
+	}
+	for _, r := range f.shieldRegions {
+		region, raw, ok := strings.Cut(r, "=")
+		if !ok || !config.ValidShieldingRegion(region) {
+			return t, usagef("--shield-region %q: want REGION=URL with a flexShielding region such as AFRICA_SOUTH1", r)
+		}
+		u, err := shield.ParseURL(raw)
+		if err != nil {
+			return t, usagef("--shield-region %s: %v", region, err)
+		}
+		if t.Regions == nil {
+			t.Regions = map[string]*url.URL{}
+		}
+		if _, dup := t.Regions[region]; dup {
+			return t, usagef("--shield-region %s given twice", region)
+		}
+		t.Regions[region] = u
+	}
+	return t, nil
+}
+
+// cacheStore is the cache's storage (--cache-size, --cache-dir).
+func (f *serveFlags) cacheStore() (store.Store, error) {
+	if f.cacheDir == "" {
+		return store.NewMemory(int64(f.cacheSize)), nil
+	}
+	d, err := store.NewDisk(f.cacheDir, int64(f.cacheSize))
+	if err != nil {
+		return nil, fmt.Errorf("--cache-dir: %w", err)
+	}
+	return d, nil
 }
 
 func (f *serveFlags) upstreamOptions(log *slog.Logger) (upstream.Options, error) {
@@ -212,7 +312,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	client := upstream.New(opts)
 	defer client.Close()
 	metrics := edge.NewMetrics()
-	handler, err := edge.New(cfg, client, log, metrics, edge.WithFetch(fetch.WithGCS(gcs)))
+	st, err := f.cacheStore()
+	if err != nil {
+		return err
+	}
+	tiers, _ := f.tiers() // checked by parseServe
+	handler, err := edge.New(cfg, client, log, metrics, edge.WithFetch(fetch.WithGCS(gcs)), edge.WithStore(st),
+		edge.WithName(f.name), edge.WithShields(tiers))
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,195 @@
+package edge
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/edgeconform/edgeconform/reference/cache/collapse"
+	"github.com/edgeconform/edgeconform/reference/cache/policy"
+	"github.com/edgeconform/edgeconform/reference/cache/store"
+)
+
+// object is a chunked object (RNG-2, RNG-3) as an io.ReadSeeker for
+// http.ServeContent: each ChunkSize piece comes from the store if it holds
+// that chunk of this version, else from a chunk fill, collapsed per chunk
+// (COL-1) and streamed as it arrives (COL-5). Seeking does no I/O; reading
+// a chunk that is of another version fails with errValidatorChanged
+// (RNG-5).
+type object struct {
+	s     *Server
+	ctx   context.Context // the client's
+	key   string
+	m     entryMeta
+	up    *upstreamReq     // what chunk fills send (their Range is set per chunk)
+	fill  *collapse.Result // a fill whose body is chunk first, or nil
+	first int64
+	// private, when set, keeps this object's chunk fills to itself (an
+	// object without a validator that was not stored).
+	private string
+
+	off    int64         // the next byte Read returns
+	cur    io.ReadCloser // reads chunk curIdx from curPos
+	curIdx int64
+	curPos int64
+}
+
+func (o *object) chunkLen(idx int64) int64 {
+	return min((idx+1)*ChunkSize, o.m.Size) - idx*ChunkSize
+}
+
+// prime opens the chunk holding byte off, so that its fill's failure (or a
+// changed validator) is known before anything is sent.
+func (o *object) prime(off int64) error {
+	if off >= o.m.Size {
+		return nil
+	}
+	o.off = off
+	return o.open(off / ChunkSize)
+}
+
+// Seek implements io.Seeker.
+func (o *object) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += o.off
+	case io.SeekEnd:
+		offset += o.m.Size
+	default:
+		return 0, fmt.Errorf("object seek: bad whence %d", whence)
+	}
+	if offset < 0 {
+		return 0, fmt.Errorf("object seek: negative offset %d", offset)
+	}
+	o.off = offset
+	return offset, nil
+}
+
+// Read implements io.Reader. A chunk that ends short is an error, never
+// io.EOF.
+func (o *object) Read(p []byte) (int, error) {
+	if o.off >= o.m.Size {
+		return 0, io.EOF
+	}
+	idx := o.off / ChunkSize
+	if o.cur == nil || o.curIdx != idx || o.curPos != o.off {
+		if err := o.open(idx); err != nil {
+			return 0, err
+		}
+	}
+	end := idx*ChunkSize + o.chunkLen(idx)
+	if int64(len(p)) > end-o.off {
+		p = p[:end-o.off]
+	}
+	n, err := o.cur.Read(p)
+	o.off += int64(n)
+	o.curPos += int64(n)
+	if err == io.EOF {
+		if o.off < end {
+			return n, fmt.Errorf("chunk %d of %q ended at byte %d of %d: %w", idx, o.key, o.off, end, io.ErrUnexpectedEOF)
+		}
+		err = nil
+	}
+	return n, err
+}
+
+// open makes cur read chunk idx from o.off.
+func (o *object) open(idx int64) error {
+	if o.cur != nil {
+		o.cur.Close()
+		o.cur = nil
+	}
+	rd, err := o.chunk(idx)
+	if err != nil {
+		return err
+	}
+	if skip := o.off - idx*ChunkSize; skip > 0 {
+		if sk, ok := rd.(io.Seeker); ok {
+			_, err = sk.Seek(skip, io.SeekStart)
+		} else {
+			_, err = io.CopyN(io.Discard, rd, skip)
+		}
+		if err != nil {
+			rd.Close()
+			return fmt.Errorf("skipping to byte %d of chunk %d: %w", skip, idx, err)
+		}
+	}
+	o.cur, o.curIdx, o.curPos = rd, idx, o.off
+	return nil
+}
+
+// chunk returns a reader of chunk idx from its start.
+func (o *object) chunk(idx int64) (io.ReadCloser, error) {
+	key := chunkKey(o.key, idx)
+	if rd, ok := o.s.store.Open(key); ok {
+		if string(rd.Meta()) == o.m.Validator && rd.Size() == o.chunkLen(idx) {
+			return rd, nil
+		}
+		rd.Close() // another version's chunk: refill it
+	}
+	if o.fill != nil && idx == o.first {
+		return o.fill.Body(), nil
+	}
+	gkey := key
+	if o.private != "" {
+		gkey += "\x00" + o.private
+	}
+	res, _ := o.s.group.Do(o.ctx, gkey, o.s.chunkFill(o.key, o.m, idx, o.up, o.private == ""))
+	if _, err := res.Head(o.ctx); err != nil {
+		return nil, err
+	}
+	return res.Body(), nil
+}
+
+// Close releases the chunk being read.
+func (o *object) Close() error {
+	if o.cur != nil {
+		o.cur.Close()
+		o.cur = nil
+	}
+	return nil
+}
+
+// chunkFill fetches chunk idx of the object m describes with a range
+// request (RNG-2), checks that it is the range asked for and of the same
+// version (RNG-5: if not, the manifest is deleted so the next request
+// refetches the object), and streams it into the Group and, if keep, the
+// store.
+func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, keep bool) collapse.FillFunc {
+	return func(ctx context.Context, fw *collapse.Fill) error {
+		first := idx * ChunkSize
+		last := min(first+ChunkSize, m.Size) - 1
+		u := up.fill(up.id())
+		u.setHeader("Range", fmt.Sprintf("bytes=%d-%d", first, last))
+		res := s.fetchUpstream(ctx, u)
+		if res.Response == nil {
+			return fmt.Errorf("filling bytes %d-%d: %d %s", first, last, res.Status, res.Reason)
+		}
+		resp := res.Response
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusPartialContent && resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("filling bytes %d-%d: origin answered %d", first, last, resp.StatusCode)
+		}
+		if validatorOf(resp.Header) != m.Validator {
+			s.store.Delete(key)
+			s.log.Info("fill: object changed between chunks (RNG-5)", "request_id", u.id(), "key", key, "chunk", idx,
+				"had", m.Validator, "got", validatorOf(resp.Header))
+			return errValidatorChanged
+		}
+		f, l, total, ok := policy.ParseContentRange(resp.Header.Get("Content-Range"))
+		if resp.StatusCode != http.StatusPartialContent || !ok || f != first || l != last || total != m.Size {
+			return fmt.Errorf("filling bytes %d-%d of %d: origin answered %d with Content-Range %q",
+				first, last, m.Size, resp.StatusCode, resp.Header.Get("Content-Range"))
+		}
+		if err := fw.Head(nil); err != nil {
+			return err
+		}
+		var sw store.Writer
+		if keep {
+			sw = s.beginEntry(chunkKey(key, idx), []byte(m.Validator), last-first+1)
+		}
+		return s.pump(resp.Body, fw, sw, -1)
+	}
+}
