@@ -57,6 +57,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
@@ -135,12 +136,19 @@ type entryMeta struct {
 	Chunked   bool   `json:"chunked,omitempty"`
 	Size      int64  `json:"size,omitempty"`
 	Validator string `json:"validator,omitempty"`
+	// transient: a chunked object that is not stored (RNG-1): its chunks
+	// are not stored either.
+	transient bool
 }
 
 // validatorOf is what must not change between the chunks of one object
 // (RNG-5): the ETag and Last-Modified fields together.
 func validatorOf(h http.Header) string {
-	return strings.TrimSpace(h.Get("Etag")) + "|" + strings.TrimSpace(h.Get("Last-Modified"))
+	etag, lm := strings.TrimSpace(h.Get("Etag")), strings.TrimSpace(h.Get("Last-Modified"))
+	if etag == "" && lm == "" {
+		return ""
+	}
+	return etag + "|" + lm
 }
 
 func chunkKey(key string, i int64) string { return key + "\x00chunk " + strconv.FormatInt(i, 10) }
@@ -318,7 +326,15 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 		}
 		return s.serveEntry(v, key, head.meta, stale.rd, nil, 0)
 	case chunked:
-		return s.serveEntry(v, key, head.meta, nil, res, head.first)
+		done, retry = s.serveEntry(v, key, head.meta, nil, res, head.first)
+		if retry { // RNG-5: let the outdated fill end, so that the retry does not join it
+			select {
+			case <-res.Done():
+			case <-r.Context().Done():
+				return true, false
+			}
+		}
+		return done, retry
 	}
 	body := res.Body()
 	defer body.Close()
@@ -420,9 +436,9 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 	content := &recordingReader{ReadSeeker: rd}
 	if m.Chunked {
 		obj := &object{s: s, ctx: r.Context(), key: key, m: m, up: s.upstreamRequest(v).fill(v.id),
-			fill: fill, first: first, private: v.id}
-		if m.Validator != "" || fill == nil {
-			obj.private = "" // shared chunks: collapse them
+			fill: fill, first: first}
+		if m.transient && m.Validator == "" {
+			obj.private = v.id // versions cannot be told apart: fill for this request alone
 		}
 		defer obj.Close()
 		// Open the first chunk the answer needs before a header goes out,
@@ -632,7 +648,7 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 			s.log.Info("fill: large object not cached", "request_id", up.id(), "key", key, "reason", why, "decision", d.Reason)
 		}
 		m := meta(http.StatusOK, whole, d)
-		m.Chunked, m.Size = true, total
+		m.Chunked, m.Size, m.transient = true, total, !keep
 		head.kind, head.meta, head.first, head.header, head.size = chunked, m, first, whole, total
 		if err := fw.Head(head); err != nil {
 			return err
@@ -655,9 +671,19 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 		// RNG-2: the origin ignored the range request; such an object is
 		// not cached. The leader gets the body; followers fetch their own.
 		d := pol.Decide(req, resp.StatusCode, hdr, respTime)
-		head.kind, head.body, head.shared, head.clientCC = passThrough, resp.Body, false, d.ClientCacheControl
+		body := &handedBody{ReadCloser: resp.Body, closed: make(chan struct{})}
+		head.kind, head.body, head.shared, head.clientCC = passThrough, body, false, d.ClientCacheControl
 		s.log.Info("fill: origin ignored the range request; large object not cached (RNG-2)", "request_id", up.id(), "key", key)
-		return fw.Head(head)
+		if err := fw.Head(head); err != nil {
+			body.Close()
+			return err
+		}
+		select { // the body lives as long as the fill: wait for the leader to finish with it
+		case <-body.closed:
+		case <-ctx.Done():
+			body.Close()
+		}
+		return nil
 	}
 
 	defer resp.Body.Close()
@@ -674,6 +700,20 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 		return err
 	}
 	return s.pump(resp.Body, fw, sw, policy.LargeObject)
+}
+
+// handedBody is a response body the fill hands to its leader; closed is
+// closed by the first Close.
+type handedBody struct {
+	io.ReadCloser
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *handedBody) Close() error {
+	var err error
+	b.once.Do(func() { err = b.ReadCloser.Close(); close(b.closed) })
+	return err
 }
 
 // restore re-commits a revalidated entry with its refreshed metadata (a

@@ -162,13 +162,14 @@ func (r *rig) concurrent(path string, n int) ([][]byte, []error, []*http.Respons
 	return bodies, errs, resps
 }
 
-// COL-1, COL-2, COL-5: 50 concurrent cold GETs become one origin request
-// and every client gets the whole object.
+// COL-1, COL-2, COL-5: 1,000 concurrent cold GETs, held at the origin
+// until all have joined, become one origin request and every client gets
+// the whole, byte-identical object.
 func TestCollapsedFill(t *testing.T) {
 	r := newRig(t, cacheConfig)
 	const path = "/o/cold"
-	const n = 50
-	size := int64(300 << 10)
+	const n = 1000
+	size := int64(64 << 10)
 	r.put(objects.Spec{Path: path, Size: &size, CacheControl: "max-age=60"})
 	if _, err := r.emu.AddRules(rules.Rule{Match: rules.Match{Path: path}, Action: rules.Action{Hold: &rules.Hold{Name: "cold"}}}); err != nil {
 		t.Fatal(err)

@@ -26,7 +26,7 @@ type object struct {
 	fill  *collapse.Result // a fill whose body is chunk first, or nil
 	first int64
 	// private, when set, keeps this object's chunk fills to itself (an
-	// object without a validator that was not stored).
+	// object without a validator).
 	private string
 
 	off    int64         // the next byte Read returns
@@ -123,11 +123,13 @@ func (o *object) open(idx int64) error {
 // chunk returns a reader of chunk idx from its start.
 func (o *object) chunk(idx int64) (io.ReadCloser, error) {
 	key := chunkKey(o.key, idx)
-	if rd, ok := o.s.store.Open(key); ok {
-		if string(rd.Meta()) == o.m.Validator && rd.Size() == o.chunkLen(idx) {
-			return rd, nil
+	if !o.m.transient {
+		if rd, ok := o.s.store.Open(key); ok {
+			if string(rd.Meta()) == o.m.Validator && rd.Size() == o.chunkLen(idx) {
+				return rd, nil
+			}
+			rd.Close() // another version's chunk: refill it
 		}
-		rd.Close() // another version's chunk: refill it
 	}
 	if o.fill != nil && idx == o.first {
 		return o.fill.Body(), nil
@@ -136,7 +138,7 @@ func (o *object) chunk(idx int64) (io.ReadCloser, error) {
 	if o.private != "" {
 		gkey += "\x00" + o.private
 	}
-	res, _ := o.s.group.Do(o.ctx, gkey, o.s.chunkFill(o.key, o.m, idx, o.up, o.private == ""))
+	res, _ := o.s.group.Do(o.ctx, gkey, o.s.chunkFill(o.key, o.m, idx, o.up, !o.m.transient))
 	if _, err := res.Head(o.ctx); err != nil {
 		return nil, err
 	}
