@@ -165,6 +165,7 @@ const (
 	chunked                     // a large object; the fill's body is chunk first
 	notModified                 // a revalidation answered 304; meta is the refreshed entry
 	passThrough                 // a large 200: body is the leader's alone
+	appeared                    // a fresh entry was stored after the caller looked: look again
 )
 
 // fillHead is what a fill publishes to its leader and followers.
@@ -207,7 +208,6 @@ func (s *Server) serveCached(v *visit) bool {
 		if !retry {
 			return done
 		}
-		s.log.Info("object changed during the request: refetching", "request_id", v.id, "key", key) // RNG-5
 	}
 	v.status, v.errText = http.StatusBadGateway, "the object kept changing between chunk fills"
 	http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
@@ -277,6 +277,9 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 		return true, false
 	}
 	head := hv.(*fillHead)
+	if head.kind == appeared {
+		return false, true
+	}
 	if leader {
 		v.result = head.result
 		if head.body != nil {
@@ -446,6 +449,7 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 		if r.Method == http.MethodGet {
 			if err := obj.prime(firstOffset(r.Header.Get("Range"), m.Size)); err != nil {
 				if errors.Is(err, errValidatorChanged) {
+					s.log.Info("object changed during the request: refetching", "request_id", v.id, "key", key) // RNG-5
 					return false, true
 				}
 				if r.Context().Err() != nil {
@@ -556,6 +560,11 @@ func (s *Server) writeHead(v *visit, status int, header http.Header, size int64,
 // may be stored, into the store, committing only a complete body.
 func (s *Server) fill(pol policy.Policy, key string, up *upstreamReq, req *http.Request, first int64, stale *entryMeta) collapse.FillFunc {
 	return func(ctx context.Context, fw *collapse.Fill) error {
+		// A fill that ended between the caller's lookup and its Do stored
+		// the object: no second origin request for it (COL-1).
+		if s.freshEntry(pol, key, req) {
+			return fw.Head(&fillHead{kind: appeared, shared: true, leaderID: up.id()})
+		}
 		if stale != nil {
 			for k, vals := range policy.Conditional(stale.Header) { // CCH-4
 				up.header()[k] = vals
@@ -574,6 +583,26 @@ func (s *Server) fill(pol policy.Policy, key string, up *upstreamReq, req *http.
 			return s.publish(ctx, fw, pol, key, up, req, first, stale, res, reqTime)
 		}
 	}
+}
+
+// freshEntry reports whether key has a fresh entry for req's variant.
+func (s *Server) freshEntry(pol policy.Policy, key string, req *http.Request) bool {
+	rd, ok := s.store.Open(key)
+	if !ok {
+		return false
+	}
+	defer rd.Close()
+	var m entryMeta
+	if json.Unmarshal(rd.Meta(), &m) != nil {
+		return false
+	}
+	if len(m.Vary) > 0 {
+		if vk, ok := pol.VaryKey(key, m.Vary, req); !ok || vk != m.Variant {
+			return false
+		}
+	}
+	age := policy.CurrentAge(m.Header, m.ReqTime, m.RespTime, time.Now())
+	return policy.Fresh(policy.Decision{Store: true, TTL: m.TTL, NoCache: m.NoCache}, age)
 }
 
 // publish sorts the fill's response and streams it.

@@ -298,3 +298,49 @@ func TestSetCookieNotCached(t *testing.T) {
 	}
 	r.originCount(path, 2)
 }
+
+// LOG-1, COL-2: every client request of a collapsed fill is logged once;
+// followers name the fill's request (the leader's) in fill_request_id, and
+// the origin fetch is logged once, under the leader's request_id.
+func TestCollapsedFillLogging(t *testing.T) {
+	r := newRig(t, cacheConfig)
+	const path = "/o/logged"
+	const n = 5
+	r.put(objects.Spec{Path: path, CacheControl: "max-age=60"})
+	if _, err := r.emu.AddRules(rules.Rule{Match: rules.Match{Path: path}, Action: rules.Action{Hold: &rules.Hold{Name: "logged"}}}); err != nil {
+		t.Fatal(err)
+	}
+	go r.holdUntilCollapsed("logged", n-1)
+	r.concurrent(path, n)
+	r.waitLogged(path, n)
+	var leader string
+	followers := 0
+	for _, rec := range r.logs.records("client request") {
+		if rec["uri"] != path {
+			continue
+		}
+		switch rec["cache_status"] {
+		case "miss":
+			leader = rec["request_id"].(string)
+		case "collapsed":
+			followers++
+		}
+	}
+	if leader == "" || followers != n-1 {
+		t.Fatalf("leader %q, %d followers; want one leader and %d followers", leader, followers, n-1)
+	}
+	for _, rec := range r.logs.records("client request") {
+		if rec["uri"] == path && rec["cache_status"] == "collapsed" && rec["fill_request_id"] != leader {
+			t.Fatalf("follower record %v: fill_request_id %v, want %s", rec["request_id"], rec["fill_request_id"], leader)
+		}
+	}
+	fetches := 0
+	for _, rec := range r.logs.records("origin fetch") {
+		if rec["request_id"] == leader {
+			fetches++
+		}
+	}
+	if fetches != 1 || len(r.journal(path)) != 1 {
+		t.Fatalf("%d origin fetch records for the leader, %d origin requests; want 1 and 1", fetches, len(r.journal(path)))
+	}
+}
