@@ -24,6 +24,9 @@ func TestBackend(t *testing.T) {
 	if err != nil || string(body) != "from the backend" || resp.Header.Get("Etag") != `"b"` {
 		t.Fatalf("GET: %v %q %v", resp, body, err)
 	}
+	if _, err := http.ParseTime(resp.Header.Get("Date")); err != nil {
+		t.Fatalf("backend answer without a valid Date (%q): a server always sends one", resp.Header.Get("Date"))
+	}
 	mustAdd(t, e, rules.Rule{Match: rules.Match{Path: "/b/key"}, Action: rules.Action{Omit: []string{"ETag"}, Truncate: &rules.Cut{AfterBytes: ptr[int64](4)}}})
 	resp, err = c.Get(e.URL("bucket") + "/b/key")
 	if err != nil {

@@ -93,6 +93,9 @@ func (x *exchange) run() {
 	case !a.ServesObject():
 		x.scripted(s, a, spec)
 	case backend != nil:
+		// As net/http's server does, and S3 and Cloud Storage do: the
+		// backend may replace it (RNG-1 needs a Date on large objects).
+		s.Header().Set("Date", time.Now().UTC().Format(http.TimeFormat))
 		backend.ServeHTTP(s, x.r.Request)
 	default:
 		if err := objects.Serve(s, x.r.Request, spec, time.Now()); err != nil {

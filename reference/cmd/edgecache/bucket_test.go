@@ -101,14 +101,17 @@ func TestServeBuckets(t *testing.T) {
 	// The S3 origin is s3emu, serving bucket media-bucket on its virtual
 	// host media-bucket.s3.eu-west-1.amazonaws.com and verifying SigV4.
 	s3, err := s3emu.New(s3emu.Config{Region: "eu-west-1", Credentials: map[string]string{"AKIDEXAMPLE": "s3cr3t"},
-		Buckets: []s3emu.BucketConfig{{Name: "media-bucket", Objects: []s3emu.ObjectConfig{{Key: "s3/a.ts", Body: "s3 object", CacheControl: "max-age=60"}}}}})
+		Buckets: []s3emu.BucketConfig{{Name: "media-bucket", Objects: []s3emu.ObjectConfig{
+		{Key: "s3/a.ts", Body: "s3 object", CacheControl: "max-age=60"},
+		{Key: "s3/big.ts", Size: 3 << 20, CacheControl: "max-age=60"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The gs:// origin is gcsemu: the private bucket vod-bucket, read
 	// path style on the IP endpoint with the token in --gcs-token-file.
 	gcs, err := gcsemu.New(gcsemu.Config{Tokens: []string{"ya29.test-token"}, Buckets: []gcsemu.BucketConfig{
-		{Name: "vod-bucket", Objects: []gcsemu.ObjectConfig{{Name: "gcs/seg.ts", Body: "gcs object"}, {Name: "gcs/rotated.ts", Body: "rotated"}}}}})
+		{Name: "vod-bucket", Objects: []gcsemu.ObjectConfig{{Name: "gcs/seg.ts", Body: "gcs object"}, {Name: "gcs/rotated.ts", Body: "rotated"},
+			{Name: "gcs/public.ts", Body: "public object", CacheControl: "public, max-age=60"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,6 +188,22 @@ func TestServeBuckets(t *testing.T) {
 	if len(reqs) != 1 || !strings.Contains(reqs[0].Note, "sigv4: ok (AKIDEXAMPLE)") || !strings.Contains(strings.Join(headerValues(reqs[0], "Authorization"), ""), "SignedHeaders=host;x-amz-content-sha256;x-amz-date") {
 		t.Fatalf("s3 journal %+v", reqs)
 	}
+	// With caching: the second GET is a hit; a 3 MiB object is filled with
+	// two signed 2 MiB range requests (RNG-2, BKT-2: Range is not signed)
+	// and then served from the cache.
+	if code := do("GET", "/s3/a.ts"); code != 200 || last.Header.Get("Cache-Status") != "edgecache; hit" || lastBody != "s3 object" {
+		t.Fatalf("second GET s3: %d %q", code, last.Header.Get("Cache-Status"))
+	}
+	for i, want := range []string{"edgecache; fwd=miss", "edgecache; hit"} {
+		if code := do("GET", "/s3/big.ts"); code != 200 || len(lastBody) != 3<<20 || last.Header.Get("Cache-Status") != want {
+			t.Fatalf("GET s3 big #%d: %d, %d bytes, %q %v", i+1, code, len(lastBody), last.Header.Get("Cache-Status"), last.Header)
+		}
+	}
+	reqs = wait("s3", "/s3/", 3)
+	if len(reqs) != 3 || reqs[1].Range != "bytes=0-2097151" || reqs[2].Range != "bytes=2097152-3145727" ||
+		!strings.Contains(reqs[1].Note, "sigv4: ok") || !strings.Contains(reqs[2].Note, "sigv4: ok") {
+		t.Fatalf("s3 journal after caching: %+v", reqs)
+	}
 	// POST to the S3 origin: 502, no origin request.
 	if code := do("POST", "/s3/post"); code != 502 {
 		t.Fatalf("POST s3: %d", code)
@@ -209,6 +228,21 @@ func TestServeBuckets(t *testing.T) {
 	}
 	if h := last.Header.Get("X-Goog-Hash"); h != googHash("gcs object") {
 		t.Errorf("client x-goog-hash %q", h)
+	}
+	// BKT-5: cached by Cloud Storage's Cache-Control: the private
+	// bucket's default (private, max-age=0) is not stored; an object's
+	// own "public, max-age=60" is.
+	do("GET", "/gcs/seg.ts")
+	if cs := last.Header.Get("Cache-Status"); cs != "edgecache; fwd=miss" {
+		t.Fatalf("second GET gcs private: Cache-Status %q, want a miss", cs)
+	}
+	for i, want := range []string{"edgecache; fwd=miss", "edgecache; hit"} {
+		if code := do("GET", "/gcs/public.ts"); code != 200 || lastBody != "public object" || last.Header.Get("Cache-Status") != want {
+			t.Fatalf("GET gcs public #%d: %d %q %q", i+1, code, lastBody, last.Header.Get("Cache-Status"))
+		}
+	}
+	if reqs := wait("gcs", "/vod-bucket/gcs/public.ts", 1); len(reqs) != 1 {
+		t.Fatalf("gcs public: %d origin requests, want 1", len(reqs))
 	}
 	// A token gcsemu does not accept (the file now holds another one,
 	// re-read as it changed) is refused with 401, passed on to the client.
