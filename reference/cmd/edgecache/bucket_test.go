@@ -102,8 +102,8 @@ func TestServeBuckets(t *testing.T) {
 	// host media-bucket.s3.eu-west-1.amazonaws.com and verifying SigV4.
 	s3, err := s3emu.New(s3emu.Config{Region: "eu-west-1", Credentials: map[string]string{"AKIDEXAMPLE": "s3cr3t"},
 		Buckets: []s3emu.BucketConfig{{Name: "media-bucket", Objects: []s3emu.ObjectConfig{
-		{Key: "s3/a.ts", Body: "s3 object", CacheControl: "max-age=60"},
-		{Key: "s3/big.ts", Size: 3 << 20, CacheControl: "max-age=60"}}}}})
+			{Key: "s3/a.ts", Body: "s3 object", CacheControl: "max-age=60"},
+			{Key: "s3/big.ts", Size: 3 << 20, CacheControl: "max-age=60"}}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
