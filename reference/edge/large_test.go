@@ -360,3 +360,48 @@ func TestLargeObjectFaultsUnderConcurrency(t *testing.T) {
 		})
 	}
 }
+
+const openRangeConfig = `
+origins:
+  - {name: h1, originAddress: origin.test, protocol: HTTP, port: {{port "http"}}, timeout: {readTimeout: 300ms}}
+service:
+  name: open-range
+  routing:
+    hostRules: [{hosts: ["*"], pathMatcher: main}]
+    pathMatchers:
+      - name: main
+        routeRules:
+          - {priority: 1, matchRules: [{prefixMatch: /}], origin: h1, routeAction: {cdnPolicy: {cacheMode: BYPASS_CACHE}}}
+`
+
+// RNG-4: an open-ended range passed to the origin stays open while the
+// origin sends, and ends when the origin stops sending for readTimeout:
+// the client's response is cut then (not passed off as complete).
+func TestOpenEndedRangeEndsAtReadTimeout(t *testing.T) {
+	r := newRig(t, openRangeConfig)
+	const path = "/live/open"
+	size := int64(1 << 20)
+	r.put(objects.Spec{Path: path, Size: &size})
+	stallAt := int64(64 << 10)
+	if _, err := r.emu.AddRules(rules.Rule{Match: rules.Match{Path: path}, Action: rules.Action{Stall: &rules.Cut{AfterBytes: &stallAt}}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp, body, err := r.do("GET", "client.example", path, "Range", "bytes=1000-")
+	elapsed := time.Since(start)
+	if resp == nil {
+		t.Fatalf("open-ended range: no response: %v", err)
+	}
+	if err == nil || resp.StatusCode != 206 || int64(len(body)) != stallAt {
+		t.Fatalf("open-ended range: status %v, %d bytes, err %v; want 206 cut after %d bytes", resp.StatusCode, len(body), err, stallAt)
+	}
+	if err := synth.Verify(synth.Object{Path: path, Size: size, Version: "1"}, 1000, body); err != nil {
+		t.Fatal(err)
+	}
+	if elapsed < 300*time.Millisecond {
+		t.Fatalf("cut after %v, before readTimeout (300ms)", elapsed)
+	}
+	if q := r.waitEnded(path, 1)[0]; q.Range != "bytes=1000-" {
+		t.Fatalf("origin got Range %q, want the client's open-ended range", q.Range)
+	}
+}
