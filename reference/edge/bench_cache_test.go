@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -54,27 +53,14 @@ func BenchmarkCacheHit(b *testing.B) {
 			}
 			get() // the fill
 			r.waitLogged(path, 1)
-			var mu sync.Mutex
-			var lat []time.Duration
 			b.SetParallelism(4)
 			b.SetBytes(size)
 			b.ResetTimer()
-			start := time.Now()
-			b.RunParallel(func(pb *testing.PB) {
-				var mine []time.Duration
-				for pb.Next() {
-					mine = append(mine, get())
-				}
-				mu.Lock()
-				lat = append(lat, mine...)
-				mu.Unlock()
-			})
-			elapsed := time.Since(start)
+			lat, rps := runParallel(b, get)
 			b.StopTimer()
-			slices.Sort(lat)
-			b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
-			b.ReportMetric(float64(lat[len(lat)/2])/1e3, "p50-µs")
-			b.ReportMetric(float64(lat[int(float64(len(lat)-1)*0.99)])/1e3, "p99-µs")
+			b.ReportMetric(rps, "req/s")
+			b.ReportMetric(float64(percentile(lat, 0.5))/1e3, "p50-µs")
+			b.ReportMetric(float64(percentile(lat, 0.99))/1e3, "p99-µs")
 			if st := r.server().store.Stats(); st.Hits < uint64(len(lat)) {
 				b.Fatalf("%d store hits for %d requests: not all were hits", st.Hits, len(lat))
 			}

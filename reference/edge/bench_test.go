@@ -39,31 +39,36 @@ func BenchmarkProxy(b *testing.B) {
 		resp.Body.Close()
 		return time.Since(start)
 	}
-	run := func(url string) ([]time.Duration, float64) {
-		var mu sync.Mutex
-		var lat []time.Duration
-		start := time.Now()
-		b.RunParallel(func(pb *testing.PB) {
-			var mine []time.Duration
-			for pb.Next() {
-				mine = append(mine, fetch(url))
-			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		})
-		return lat, float64(len(lat)) / time.Since(start).Seconds()
-	}
 	b.SetParallelism(4)
 	b.ResetTimer()
-	edgeLat, rps := run(r.edge.URL + "/obj")
+	edgeLat, rps := runParallel(b, func() time.Duration { return fetch(r.edge.URL + "/obj") })
 	b.StopTimer()
-	directLat, _ := run(r.emu.URL("http") + "/obj")
-	pct := func(d []time.Duration, p float64) time.Duration {
-		slices.Sort(d)
-		return d[int(float64(len(d)-1)*p)]
-	}
+	directLat, _ := runParallel(b, func() time.Duration { return fetch(r.emu.URL("http") + "/obj") })
 	b.ReportMetric(rps, "req/s")
-	b.ReportMetric(float64(pct(edgeLat, 0.5)-pct(directLat, 0.5))/1e3, "added-p50-µs")
-	b.ReportMetric(float64(pct(edgeLat, 0.99)-pct(directLat, 0.99))/1e3, "added-p99-µs")
+	b.ReportMetric(float64(percentile(edgeLat, 0.5)-percentile(directLat, 0.5))/1e3, "added-p50-µs")
+	b.ReportMetric(float64(percentile(edgeLat, 0.99)-percentile(directLat, 0.99))/1e3, "added-p99-µs")
+}
+
+// runParallel runs one timed request per b.RunParallel iteration and
+// returns every latency and the requests per second.
+func runParallel(b *testing.B, one func() time.Duration) ([]time.Duration, float64) {
+	var mu sync.Mutex
+	var lat []time.Duration
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		var mine []time.Duration
+		for pb.Next() {
+			mine = append(mine, one())
+		}
+		mu.Lock()
+		lat = append(lat, mine...)
+		mu.Unlock()
+	})
+	return lat, float64(len(lat)) / time.Since(start).Seconds()
+}
+
+// percentile is the p-quantile (0..1) of d, which it sorts.
+func percentile(d []time.Duration, p float64) time.Duration {
+	slices.Sort(d)
+	return d[int(float64(len(d)-1)*p)]
 }
