@@ -1,10 +1,14 @@
 // Package edge is the reference edge cache's client-facing HTTP handler. A
 // request goes through named steps, Varnish-style:
 //
-//	receive -> route -> (redirect at the edge | fetch from the origin) -> deliver -> log
+//	receive -> route -> (redirect at the edge
+//	                    | lookup -> hit | revalidate | collapsed fill   (cache.go, chunk.go)
+//	                    | fetch, uncached) -> deliver -> log
 //
-// Routing is package routing; the origin attempt loop (retries, failover,
-// timeouts, redirects) is package fetch; this package joins them, streams
+// Routing is package routing; cache semantics, storage and collapsing are
+// packages cache/policy, cache/store and cache/collapse; the origin attempt
+// loop (retries, failover, timeouts, redirects) is package fetch, or, for a
+// node with a parent tier, package shield. This package joins them, streams
 // the body to the client, truncates it visibly when the origin's body fails
 // (TMO-6), and logs one record per client request (LOG-1/LOG-2).
 package edge
