@@ -59,6 +59,7 @@ func (s *Server) logVisit(v *visit) {
 	}
 	s.log.LogAttrs(v.r.Context(), slog.LevelInfo, "client request", attrs...)
 	s.metrics.observeRequest(v.status, v.trunc != "", latency)
+	s.metrics.observeCache(cacheStatus)
 }
 
 // Metrics are the Prometheus series the admin endpoint serves.
@@ -69,6 +70,7 @@ type Metrics struct {
 	latency   prometheus.Histogram
 	attempts  *prometheus.CounterVec
 	attemptD  *prometheus.HistogramVec
+	cache     *prometheus.CounterVec
 }
 
 // NewMetrics registers the edge's series in a fresh registry.
@@ -92,9 +94,39 @@ func NewMetrics() *Metrics {
 			Name: "edgecache_origin_attempt_duration_seconds", Help: "Origin attempt latency, to the response headers.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18),
 		}, []string{"origin"}),
+		cache: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edgecache_cache_responses_total", Help: "Client requests by what the cache did: hit, miss, revalidated, collapsed or bypass.",
+		}, []string{"cache_status"}),
 	}
-	m.Registry.MustRegister(m.requests, m.truncated, m.latency, m.attempts, m.attemptD)
+	m.Registry.MustRegister(m.requests, m.truncated, m.latency, m.attempts, m.attemptD, m.cache)
 	return m
+}
+
+// RegisterCache adds gauges of s's store and collapse group to the
+// registry: entries, bytes, hits, misses, evictions, fills and joins.
+func (m *Metrics) RegisterCache(s *Server) {
+	if m == nil {
+		return
+	}
+	st := func(name, help string, f func() float64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f)
+	}
+	m.Registry.MustRegister(
+		st("edgecache_store_entries", "Entries in the cache store (chunks count one each).", func() float64 { return float64(s.store.Stats().Entries) }),
+		st("edgecache_store_bytes", "Bytes held by the cache store.", func() float64 { return float64(s.store.Stats().Bytes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edgecache_store_evictions_total", Help: "Entries evicted for the size bound."},
+			func() float64 { return float64(s.store.Stats().Evictions) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edgecache_fills_total", Help: "Fills started (one per key or chunk collapsed, COL-1)."},
+			func() float64 { return float64(s.group.Stats().Fills) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "edgecache_fill_joins_total", Help: "Requests that joined a running fill instead of starting one."},
+			func() float64 { return float64(s.group.Stats().Joins) }),
+	)
+}
+
+func (m *Metrics) observeCache(status string) {
+	if m != nil {
+		m.cache.WithLabelValues(status).Inc()
+	}
 }
 
 func (m *Metrics) observeRequest(status int, truncated bool, d time.Duration) {

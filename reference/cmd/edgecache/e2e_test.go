@@ -118,7 +118,8 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("healthz: %q", body)
 	}
 	_, metrics := get(admin + "/metrics")
-	for _, want := range []string{`edgecache_origin_attempts_total{origin="primary",outcome="connect_failure"} 1`, `edgecache_requests_total{status="504"} 1`} {
+	for _, want := range []string{`edgecache_origin_attempts_total{origin="primary",outcome="connect_failure"} 1`, `edgecache_requests_total{status="504"} 1`,
+		`edgecache_cache_responses_total{cache_status="miss"}`, "edgecache_fills_total ", "edgecache_store_bytes "} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s", want)
 		}

@@ -322,6 +322,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	metrics.RegisterCache(handler)
 	defer handler.Close() // after the servers' Shutdown below: in-flight requests finish first
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
