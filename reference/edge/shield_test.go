@@ -27,7 +27,7 @@ import (
 
 const tierConfig = `
 origins:
-  - {name: h1, originAddress: origin.test, protocol: HTTP, port: {{port}}}
+  - {name: h1, originAddress: origin.test, protocol: HTTP, port: {{port}}, timeout: {connectTimeout: 15s, maxAttemptsTimeout: 30s}}
   - name: regional
     originAddress: origin.test
     protocol: HTTP
@@ -122,7 +122,8 @@ func TestShieldOneOriginFillPerKey(t *testing.T) {
 		obj := synth.Object{Path: tc.path, Size: size, Version: "1"}
 		// Hold the origin until every edge's clients have joined their
 		// edge's fill and the shield has joined the edges' fills.
-		if _, err := tr.emu.AddRules(rules.Rule{Match: rules.Match{Path: tc.path}, Action: rules.Action{Hold: &rules.Hold{Name: strings.ReplaceAll(tc.path[1:], "/", "-")}}}); err != nil {
+		holdName := strings.ReplaceAll(tc.path[1:], "/", "-")
+		if _, err := tr.emu.AddRules(rules.Rule{Match: rules.Match{Path: tc.path}, Action: rules.Action{Hold: &rules.Hold{Name: holdName}}}); err != nil {
 			t.Fatal(err)
 		}
 		const perEdge = 10
@@ -132,18 +133,28 @@ func TestShieldOneOriginFillPerKey(t *testing.T) {
 		}
 		shieldJoins := tr.shield.group.Stats().Joins
 		go func() {
+			// The origin's connectTimeout (15s) outlasts this wait.
 			deadline := time.Now().Add(10 * time.Second)
-			for time.Now().Before(deadline) {
+			for {
 				ready := tr.shield.group.Stats().Joins-shieldJoins >= int64(len(tr.nodes)-1)
+				held := false
+				for _, h := range tr.emu.Holds() {
+					held = held || (h.Name == holdName && h.Waiting >= 1)
+				}
+				ready = ready && held // the shield's fill is at the origin
 				for i, n := range tr.nodes {
 					ready = ready && n.group.Stats().Joins-joins[i] >= perEdge-1
 				}
 				if ready {
 					break
 				}
+				if time.Now().After(deadline) {
+					t.Errorf("%s: the tiers did not collapse in 10s: shield joins %d", tc.path, tr.shield.group.Stats().Joins-shieldJoins)
+					break
+				}
 				time.Sleep(2 * time.Millisecond)
 			}
-			tr.emu.Release(strings.ReplaceAll(tc.path[1:], "/", "-"))
+			tr.emu.Release(holdName)
 		}()
 		var wg sync.WaitGroup
 		var mu sync.Mutex

@@ -33,6 +33,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -213,6 +214,14 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 		out.Header["User-Agent"] = []string{""}
 	}
 
+	if t.Protocol != config.ProtocolHTTP2 && (out.Body == nil || out.Body == http.NoBody) {
+		// ATT-3/ATT-4: net/http's transport silently resends a bodiless
+		// GET/HEAD/OPTIONS when a reused connection fails before the
+		// response: an origin attempt the loop would not count. A body it
+		// cannot replay turns that off; being empty, it is dropped before
+		// anything is sent (no Content-Length, no chunking).
+		out.Body, out.ContentLength, out.GetBody = noReplay{}, 0, nil
+	}
 	rt, err := c.roundTripper(t)
 	if err != nil {
 		return fail("proxy_internal_error", err)
@@ -230,6 +239,12 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 	}
 	return resp, nil
 }
+
+// noReplay is an empty request body that net/http cannot rewind.
+type noReplay struct{}
+
+func (noReplay) Read([]byte) (int, error) { return 0, io.EOF }
+func (noReplay) Close() error             { return nil }
 
 // hopByHop are the headers that describe one connection, not the message
 // (RFC 9110 section 7.6.1, and RFC 7230's Proxy-Authenticate/-Authorization;

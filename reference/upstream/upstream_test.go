@@ -389,3 +389,40 @@ func TestBadInput(t *testing.T) {
 		})
 	}
 }
+
+// ATT-3, ATT-4: a reused keep-alive connection that the origin resets
+// before answering is one failed attempt: net/http's transport must not
+// resend the GET on a new connection behind the attempt loop's back.
+func TestNoHiddenRetryOnReusedConnection(t *testing.T) {
+	e := startEmu(t)
+	c := newClient(t, e)
+	for _, tc := range []struct{ protocol, listener string }{
+		{config.ProtocolHTTP, "http"},
+		{config.ProtocolHTTPS, "https"},
+	} {
+		t.Run(tc.listener, func(t *testing.T) {
+			tgt := target(t, e, tc.protocol, tc.listener, "origin.test")
+			warm := "/warm/" + tc.listener
+			if _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", warm)); err != nil {
+				t.Fatalf("warming the connection: %v", err)
+			}
+			path := "/reused-reset/" + tc.listener
+			if _, err := e.AddRules(rules.Rule{Match: rules.Match{Path: path}, Times: 3, Action: rules.Action{Reset: &rules.Cut{}}}); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := roundTrip(t, c, tgt, newReq(t, "GET", path))
+			if err == nil {
+				t.Fatal("a reset before headers succeeded")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			reqs, _ := e.Journal().WaitEnded(ctx, journal.Query{PathPrefix: path}, 1)
+			if n := len(e.Journal().Query(journal.Query{PathPrefix: path}).Requests); n != 1 || len(reqs) != 1 {
+				t.Fatalf("the origin saw %d requests for one attempt, want 1", n)
+			}
+			if reqs[0].ConnID != e.Journal().Query(journal.Query{PathPrefix: warm}).Requests[0].ConnID {
+				t.Fatal("the attempt did not reuse the warm connection: the test proves nothing")
+			}
+		})
+	}
+}
