@@ -5,16 +5,18 @@ GO       ?= go
 PKGS     ?= ./...
 BENCHTIME ?= 1s
 
-.PHONY: all test vet fmt-check build bench emulate clean
+.PHONY: all test vet fmt-check build bench emulate clean conformance
 
 all: build test
 
 build:
 	$(GO) build ./...
 
-# vet + every test, race detector on.
+# vet + every test, race detector on; then the memory test (a 1 GiB object
+# through a cold disk cache), which skips itself under -race.
 test: fmt-check vet
 	$(GO) test -race -count=1 -timeout 12m $(PKGS)
+	$(GO) test -count=1 -run 'PeakRSS' ./reference/edge/
 
 vet:
 	$(GO) vet $(PKGS)
@@ -34,6 +36,25 @@ bench:
 # with its default set of listeners (see the README). Ctrl-C stops it.
 emulate:
 	$(GO) run ./emulators/cmd/originemu --defaults
+
+# Conformance suites (suites/README.md): every spec against the in-process
+# reference, nothing to set up; PROFILE=strict for Media CDN's timeouts.
+# Ginkgo JSON/JUnit reports, the results file, and the Markdown (printed)
+# and HTML summaries go to CONFORMANCE_OUT. Specs the reference is known to
+# fail run too (make test skips them).
+PROFILE ?= lab
+CONFORMANCE_OUT ?= conformance.out
+CONFORMANCE_PROCS ?= 4
+conformance:
+	@mkdir -p $(CONFORMANCE_OUT)
+	@status=0; EDGECONFORM_PROFILE=$(PROFILE) EDGECONFORM_RUN_KNOWN_BUGS=$(or $(KNOWN_BUGS),1) \
+	EDGECONFORM_RESULTS=$(abspath $(CONFORMANCE_OUT))/results-$(PROFILE).json \
+	$(GO) run github.com/onsi/ginkgo/v2/ginkgo -p --procs=$(CONFORMANCE_PROCS) --silence-skips --timeout=20m \
+		--output-dir=$(CONFORMANCE_OUT) --json-report=ginkgo-$(PROFILE).json --junit-report=junit-$(PROFILE).xml \
+		./suites/conformance || status=$$?; \
+	$(GO) run ./suites/cmd/conformance-report -html $(CONFORMANCE_OUT)/results-$(PROFILE).html \
+		$(CONFORMANCE_OUT)/results-$(PROFILE).json || status=1; \
+	echo "reports: $(CONFORMANCE_OUT)/"; exit $$status
 
 clean:
 	$(GO) clean -testcache

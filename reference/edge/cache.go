@@ -203,6 +203,7 @@ func (s *Server) serveCached(v *visit) bool {
 		return false
 	}
 	key := pol.Key(r)
+	v.cacheKey = key
 	for range 3 {
 		done, retry := s.serveKey(v, pol, key)
 		if !retry {

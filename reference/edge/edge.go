@@ -139,6 +139,7 @@ type visit struct {
 	cache    string
 	cacheHdr string
 	fillID   string // a collapsed request's fill: the leader's request_id (LOG-1)
+	cacheKey string // the cache key, for routes that cache
 }
 
 // ServeHTTP runs a request through receive, route, fetch, deliver and log.

@@ -1,6 +1,8 @@
 package edge
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"strconv"
 	"time"
@@ -47,6 +49,10 @@ func (s *Server) logVisit(v *visit) {
 			attrs = append(attrs, slog.String("origin_ip", last.IP),
 				slog.Float64("backend_latency_ms", float64(last.Duration.Microseconds())/1000))
 		}
+	}
+	if v.cacheKey != "" { // LOG-2
+		sum := sha256.Sum256([]byte(v.cacheKey))
+		attrs = append(attrs, slog.String("cache_key_fingerprint", hex.EncodeToString(sum[:8])))
 	}
 	if v.fillID != "" {
 		attrs = append(attrs, slog.String("fill_request_id", v.fillID))

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/suites/topology"
+)
+
+const ports = "a=1,b=2,c=3,h2=4,https=5,expired=6,wrongname=7,untrusted=8,refuse=9,blackhole=10,syndrop=11"
+
+func TestReferenceFormat(t *testing.T) {
+	dir := t.TempDir()
+	if err := run([]string{"-format", "reference", "-profile", "lab", "-ports", ports,
+		"-client-host", "edge.test", "-origin-host", "origin.test", "-out", dir}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := config.LoadFile(filepath.Join(dir, "edgecache.yaml"), config.Options{Lab: true}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := topology.ReadParams(filepath.Join(dir, topology.ParamsFile))
+	if err != nil || !p.Reference || p.Ports["syndrop"] != 11 || p.Profile.Name != "lab" {
+		t.Fatalf("params %+v: %v", p, err)
+	}
+}
+
+func TestMediaCDNFormat(t *testing.T) {
+	dir := t.TempDir()
+	if err := run([]string{"-format", "mediacdn", "-profile", "strict", "-ports", ports, "-project", "p",
+		"-client-host", "cdn.example.com", "-origin-host", "origins.example.net", "-out", dir}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(dir, "deploy.sh"))
+	if err != nil || !strings.Contains(string(script), "gcloud edge-cache services import edgeconform --source=service.yaml") {
+		t.Fatalf("deploy.sh: %v\n%s", err, script)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "origins", "att3-0.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"-format", "mediacdn", "-profile", "lab", "-ports", ports,
+		"-client-host", "c", "-origin-host", "o", "-out", dir}, io.Discard); err == nil {
+		t.Fatal("the lab profile was accepted for Media CDN")
+	}
+	if err := run([]string{"-format", "reference", "-client-host", "c", "-origin-host", "o", "-out", dir}, io.Discard); err == nil ||
+		!strings.Contains(err.Error(), "ports.a") {
+		t.Fatalf("missing ports: %v", err)
+	}
+}

@@ -1,0 +1,167 @@
+package conformance
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/rules"
+	"github.com/edgeconform/edgeconform/suites/topology"
+	. "github.com/edgeconform/edgeconform/suites/topology"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("HST: Host header and SNI", func() {
+	DescribeTable("HST-1, HST-3: the Host sent, and the TLS SNI, follow the documentation's table",
+		func(scenario, listener string, want func(topology.Params) string) {
+			s := newScene(scenario)
+			s.get("obj").is(http.StatusOK)
+			reqs := s.origin(1)
+			h := want(env.Params)
+			Expect(reqs[0].Listener).To(Equal(listener))
+			Expect(reqs[0].Host).To(Equal(h), "Host at the origin")
+			Expect(s.connOf(reqs[0]).SNI).To(Equal(h), "TLS SNI at the origin")
+		},
+		Entry("no rewrite: the client's Host", R("HST-1", "HST-3"), "h2", ListenerH2,
+			func(p topology.Params) string { return p.ClientHost }),
+		Entry("the route's hostRewrite", R("HST-1", "HST-3"), "hst-route", ListenerH2,
+			func(p topology.Params) string { return p.RouteRewriteHost }),
+		Entry("the origin's hostRewrite", R("HST-1", "HST-3"), "hst-origin", ListenerH2,
+			func(p topology.Params) string { return p.OriginRewriteHost }),
+		Entry("both: the origin's wins", R("HST-1", "HST-3"), "hst-both", ListenerH2,
+			func(p topology.Params) string { return p.OriginRewriteHost }),
+		Entry("HTTPS: SNI is the route's hostRewrite too", R("HST-3"), "hst-route-https", ListenerHTTPS,
+			func(p topology.Params) string { return p.RouteRewriteHost }),
+	)
+
+	DescribeTable("HST-2: a failover sees the same Host as the primary unless it has its own hostRewrite",
+		func(scenario string, want func(topology.Params) string) {
+			s := newScene(scenario)
+			s.get("obj").is(http.StatusOK)
+			reqs := s.origin(1)
+			Expect(reqs[0].Listener).To(Equal(ListenerH2))
+			Expect(reqs[0].Host).To(Equal(want(env.Params)))
+			Expect(s.connOf(reqs[0]).SNI).To(Equal(want(env.Params)))
+		},
+		Entry("same route rewrite", R("HST-2"), "hst-fo", func(p topology.Params) string { return p.RouteRewriteHost }),
+		Entry("its own rewrite", R("HST-2"), "hst-fo-own", func(p topology.Params) string { return p.OriginRewriteHost }),
+	)
+
+	It("HST-4: a gs:// origin ignores hostRewrite; the Host comes from the bucket", R("HST-4"), func() {
+		s := newScene("hst-gcs")
+		s.get("obj").is(http.StatusOK)
+		reqs := s.origin(1)
+		Expect(reqs[0].Host).NotTo(Equal(env.Params.OriginRewriteHost))
+		Expect(strings.HasPrefix(reqs[0].Host, env.Params.GCSBucket+".")).To(BeTrue(),
+			"Host %q should be the bucket's virtual host %s.<endpoint>", reqs[0].Host, env.Params.GCSBucket)
+	})
+
+	It("HST-6: origin header actions apply only to that origin and win over route and client headers", R("HST-6"), func() {
+		// hst6: a adds X-Edgeconform-Origin and replaces
+		// X-Edgeconform-Both; the route adds X-Edgeconform-Route-Hdr and
+		// replaces X-Edgeconform-Both; a answers 503 (HTTP_5XX), b serves.
+		s := newScene("hst6")
+		s.rule(rules.Rule{Match: rules.Match{Listener: ListenerA}, Action: status(503)})
+		s.get("obj", header("X-Edgeconform-Both", "client")).is(http.StatusOK)
+		reqs := s.origin(2)
+		a, b := reqs[0], reqs[1]
+		Expect([]string{a.Listener, b.Listener}).To(Equal([]string{ListenerA, ListenerB}))
+		Expect(hdrs(a, "X-Edgeconform-Both")).To(Equal([]string{"origin"}), "the origin's replace wins on its own attempts")
+		Expect(hdrs(a, "X-Edgeconform-Origin")).To(Equal([]string{"primary"}))
+		Expect(hdrs(a, "X-Edgeconform-Route-Hdr")).To(Equal([]string{"route"}))
+		Expect(hdrs(b, "X-Edgeconform-Origin")).To(BeEmpty(), "another origin's header action must not apply")
+		Expect(hdrs(b, "X-Edgeconform-Both")).To(Equal([]string{"route"}), "the route's replace wins over the client's")
+		Expect(hdrs(b, "X-Edgeconform-Route-Hdr")).To(Equal([]string{"route"}))
+	})
+})
+
+var _ = Describe("PRT: protocols", func() {
+	It("PRT-1: HTTP2 is h2 over TLS", R("PRT-1"), func() {
+		s := newScene("h2")
+		s.get("obj").is(http.StatusOK)
+		reqs := s.origin(1)
+		Expect(reqs[0].Proto).To(Equal("HTTP/2.0"))
+		c := s.connOf(reqs[0])
+		Expect(c.ALPN).To(Equal("h2"))
+		Expect(c.TLSVersion).NotTo(BeEmpty())
+	})
+
+	It("PRT-1: HTTP2 does not fall back to HTTP/1.1: an origin without h2 fails, the client gets 502", R("PRT-1"), func() {
+		s := newScene("prt-h2-to-h1")
+		s.get("obj").is(http.StatusBadGateway)
+		s.origin(0)
+		// The attempt reached the HTTP/1.1-only listener offering h2 alone
+		// and failed its handshake (the journal closes it shortly after).
+		Eventually(func() bool {
+			for _, c := range s.conns(ListenerHTTPS) {
+				if len(c.OfferedALPN) == 1 && c.OfferedALPN[0] == "h2" && c.CloseReason != "" {
+					return true
+				}
+			}
+			return false
+		}).WithTimeout(U(10)+2*time.Second).WithPolling(10*time.Millisecond).Should(BeTrue(),
+			"the HTTP/1.1-only origin saw no failed connection offering only h2")
+	})
+
+	It("PRT-2: HTTPS is HTTP/1.1 over TLS and never offers h2", R("PRT-2"), func() {
+		s := newScene("https")
+		s.get("obj").is(http.StatusOK)
+		reqs := s.origin(1)
+		Expect(reqs[0].Proto).To(Equal("HTTP/1.1"))
+		c := s.connOf(reqs[0])
+		Expect(c.TLSVersion).NotTo(BeEmpty())
+		Expect(c.OfferedALPN).NotTo(ContainElement("h2"))
+	})
+
+	It("PRT-2: HTTPS never negotiates h2, even with an origin that speaks only h2", R("PRT-2"), func() {
+		s := newScene("prt-https-to-h2")
+		s.get("obj").is(http.StatusBadGateway)
+		s.origin(0)
+	})
+
+	It("PRT-2: HTTP is cleartext HTTP/1.1", R("PRT-2"), func() {
+		s := newScene("plain")
+		s.get("obj").is(http.StatusOK)
+		reqs := s.origin(1)
+		Expect(reqs[0].Proto).To(Equal("HTTP/1.1"))
+		Expect(s.connOf(reqs[0]).TLSVersion).To(BeEmpty())
+	})
+
+	DescribeTable("PRT-3: without a port, HTTP uses 80 and HTTP2 443",
+		func(scenario, listener string) {
+			s := newScene(scenario)
+			s.get("obj").is(http.StatusOK)
+			Expect(listeners(s.origin(1))).To(Equal([]string{listener}))
+		},
+		Entry("HTTP: port 80", R("PRT-3"), "prt-port80", Listener80),
+		Entry("HTTP2: port 443", R("PRT-3"), "prt-port443", Listener443),
+	)
+
+	DescribeTable("PRT-4: an invalid certificate is a TLS handshake error: a connect failure",
+		func(scenario, listener string) {
+			s := newScene(scenario)
+			s.get("obj").is(http.StatusOK) // failed over to b: CONNECT_FAILURE
+			Expect(listeners(s.origin(1))).To(Equal([]string{ListenerB}))
+			Eventually(func() bool {
+				for _, c := range s.conns(listener) {
+					if strings.Contains(strings.ToLower(c.CloseReason), "tls") {
+						return true
+					}
+				}
+				return false
+			}).WithTimeout(U(10)+2*time.Second).WithPolling(10*time.Millisecond).Should(BeTrue(),
+				"the %s listener journaled no failed TLS handshake", listener)
+		},
+		Entry("expired", R("PRT-4"), "cf-expired", ListenerExpired),
+		Entry("wrong name", R("PRT-4", "HST-3"), "cf-wrongname", ListenerWrongName),
+		Entry("untrusted", R("PRT-4"), "cf-untrusted", ListenerUntrusted),
+	)
+
+	It("PRT-5: requests to the origin carry no TE header", R("PRT-5"), func() {
+		s := newScene("plain")
+		s.get("obj", header("TE", "trailers")).is(http.StatusOK)
+		_, ok := hdr(s.origin(1)[0], "TE")
+		Expect(ok).To(BeFalse())
+	})
+})

@@ -1,0 +1,179 @@
+// Package results is the conformance results file: per rule of the
+// catalog, what a run of the suites found (pass, fail, observation,
+// skipped with a reason, setup failure, or no spec), with the specs behind
+// it. FromReport builds it from a Ginkgo report; package report renders
+// one or several files side by side.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/edgeconform/edgeconform/suites/catalog"
+	"github.com/onsi/ginkgo/v2/types"
+)
+
+// Status of a spec or a rule.
+type Status string
+
+// Statuses.
+const (
+	Pass        Status = "pass"
+	Fail        Status = "fail"
+	Observation Status = "observation" // an INT spec the target does not follow: recorded, not a failure
+	Skipped     Status = "skipped"     // with a reason
+	Setup       Status = "setup"       // the emulators or the topology were wrong, not the target
+	NoSpec      Status = "none"        // no spec cites the rule yet
+)
+
+// rank orders statuses for a rule with several specs: the worst wins.
+var rank = map[Status]int{Fail: 6, Setup: 5, Observation: 4, Pass: 3, Skipped: 2, NoSpec: 1}
+
+// Report entry names specs use to qualify their outcome.
+const (
+	// EntryObservation marks an INT spec whose expectation the target did
+	// not meet; the spec is skipped with the failure as its message.
+	EntryObservation = "edgeconform:observation"
+	// EntrySetup marks a failure of the test set-up (control API, journal
+	// evidence of a misbehaving emulator, topology).
+	EntrySetup = "edgeconform:setup-failure"
+)
+
+// File is one run of the suites against one implementation.
+type File struct {
+	Implementation string        `json:"implementation"`
+	Target         string        `json:"target"`
+	Profile        string        `json:"profile"`
+	Started        time.Time     `json:"started"`
+	Duration       time.Duration `json:"durationNs"`
+	SuitePassed    bool          `json:"suitePassed"`
+	Counts         Counts        `json:"counts"`
+	Rules          []Rule        `json:"rules"`
+}
+
+// Counts are rules per status.
+type Counts map[Status]int
+
+// Rule is one rule's outcome.
+type Rule struct {
+	catalog.Rule
+	Status  Status `json:"status"`
+	Message string `json:"message,omitempty"` // of the first spec with the rule's status
+	Specs   []Spec `json:"specs,omitempty"`
+}
+
+// Spec is one spec's outcome.
+type Spec struct {
+	Name     string        `json:"name"`
+	Status   Status        `json:"status"`
+	Message  string        `json:"message,omitempty"`
+	Location string        `json:"location,omitempty"`
+	Duration time.Duration `json:"durationNs"`
+}
+
+// Meta describes the run.
+type Meta struct {
+	Implementation, Target, Profile string
+}
+
+// FromReport builds the results file from a Ginkgo suite report.
+func FromReport(r types.Report, m Meta) File {
+	f := File{
+		Implementation: m.Implementation, Target: m.Target, Profile: m.Profile,
+		Started: r.StartTime, Duration: r.RunTime, SuitePassed: r.SuiteSucceeded, Counts: Counts{},
+	}
+	byRule := map[string][]Spec{}
+	for _, sr := range r.SpecReports {
+		if sr.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		s := specOf(sr)
+		for _, l := range sr.Labels() {
+			if catalog.IsRuleID(l) {
+				byRule[l] = append(byRule[l], s)
+			}
+		}
+	}
+	for _, cr := range catalog.All() {
+		rr := Rule{Rule: cr, Status: NoSpec}
+		specs := byRule[cr.ID]
+		slices.SortFunc(specs, func(a, b Spec) int { return strings.Compare(a.Name, b.Name) })
+		rr.Specs = specs
+		for _, s := range specs {
+			if rank[s.Status] > rank[rr.Status] {
+				rr.Status, rr.Message = s.Status, s.Message
+			}
+		}
+		if rr.Status == NoSpec {
+			rr.Message = "no spec yet"
+		}
+		f.Counts[rr.Status]++
+		f.Rules = append(f.Rules, rr)
+	}
+	return f
+}
+
+func specOf(sr types.SpecReport) Spec {
+	s := Spec{Name: sr.FullText(), Duration: sr.RunTime, Location: sr.LeafNodeLocation.String()}
+	has := func(name string) (string, bool) {
+		for _, e := range sr.ReportEntries {
+			if e.Name == name {
+				return e.StringRepresentation(), true
+			}
+		}
+		return "", false
+	}
+	switch sr.State {
+	case types.SpecStatePassed:
+		s.Status = Pass
+	case types.SpecStateSkipped:
+		if msg, ok := has(EntryObservation); ok {
+			s.Status, s.Message = Observation, msg
+			break
+		}
+		s.Status, s.Message = Skipped, sr.Failure.Message
+		if s.Message == "" {
+			s.Message = "not selected in this run (label filter or focus)"
+		}
+	case types.SpecStatePending:
+		s.Status, s.Message = Skipped, "pending"
+	default: // failed, panicked, timed out, interrupted, aborted
+		s.Status, s.Message = Fail, sr.Failure.Message
+		if sr.State != types.SpecStateFailed {
+			s.Message = sr.State.String() + ": " + s.Message
+		}
+		if msg, ok := has(EntrySetup); ok {
+			s.Status, s.Message = Setup, msg
+		}
+	}
+	return s
+}
+
+// Write writes f as indented JSON.
+func Write(path string, f File) error {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the results: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the results: %w", err)
+	}
+	return nil
+}
+
+// Read reads a results file.
+func Read(path string) (File, error) {
+	var f File
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return f, fmt.Errorf("reading results: %w", err)
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return f, fmt.Errorf("reading results %s: %w", path, err)
+	}
+	return f, nil
+}

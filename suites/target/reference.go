@@ -1,0 +1,222 @@
+package target
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/control"
+	"github.com/edgeconform/edgeconform/emulators/emuclient"
+	"github.com/edgeconform/edgeconform/emulators/originemu"
+	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/edge"
+	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/upstream"
+	"github.com/edgeconform/edgeconform/suites/topology"
+)
+
+// Names the in-process reference uses; all resolve to loopback.
+const (
+	refClientHost   = "edge.test"
+	refOriginHost   = "origin.test"
+	refAltHost      = "alt.origin.test"
+	refRouteRewrite = "route-rewrite.origin.test"
+	refOriginRewrit = "origin-rewrite.origin.test"
+	refDefaultPort  = "default-port.origin.test"
+	refStorageHost  = "storage.origin.test"
+	refBucket       = "edgeconform-vod"
+)
+
+// startReference starts the emulators (with their control API) and the
+// reference edge cache on the generated topology, all on loopback.
+func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *Target, err error) {
+	var closers []func()
+	cleanup := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	defer func() {
+		if err != nil {
+			cleanup()
+		}
+	}()
+
+	quiet := slog.New(slog.DiscardHandler)
+	defaultIP := defaultPortIP()
+	var ecfg originemu.Config
+	for _, l := range topology.Listeners() {
+		lc := originemu.ListenerConfig{Name: l.Name, Profile: l.Profile}
+		if l.DefaultPort != 0 {
+			if defaultIP == "" {
+				continue
+			}
+			lc.Addr = net.JoinHostPort(defaultIP, strconv.Itoa(l.DefaultPort))
+		}
+		ecfg.Listeners = append(ecfg.Listeners, lc)
+	}
+	ecfg.Logger = quiet
+	// The emulators live until Close, not until ctx ends.
+	emu, err := originemu.Start(context.WithoutCancel(ctx), ecfg)
+	if err != nil {
+		return nil, fmt.Errorf("starting the emulators: %w", err)
+	}
+	closers = append(closers, func() { emu.Close() })
+
+	cln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("control API listener: %w", err)
+	}
+	csrv := &http.Server{Handler: control.NewHandler(emu, quiet), ReadHeaderTimeout: 10 * time.Second}
+	go csrv.Serve(cln)
+	closers = append(closers, func() { csrv.Close() })
+	controlURL := "http://" + cln.Addr().String()
+
+	p := topology.Params{
+		Profile: prof, ClientHost: refClientHost, OriginHost: refOriginHost, AltHost: refAltHost,
+		RouteRewriteHost: refRouteRewrite, OriginRewriteHost: refOriginRewrit, GCSBucket: refBucket,
+		Ports: map[string]int{}, Reference: true,
+	}
+	for _, l := range topology.Listeners() {
+		if l.DefaultPort != 0 {
+			continue
+		}
+		_, port, _ := net.SplitHostPort(emu.Addr(l.Name))
+		p.Ports[l.Name], _ = strconv.Atoi(port)
+	}
+	if defaultIP != "" {
+		p.DefaultPortHost = refDefaultPort
+	}
+	cfg, err := topology.Build(p)
+	if err != nil {
+		return nil, err
+	}
+	yml, err := topology.ReferenceYAML(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Through YAML and validation, as edgecache serve --lab would.
+	if cfg, err = config.Load(yml, config.Options{Lab: prof.Lab}); err != nil {
+		return nil, fmt.Errorf("the generated topology does not validate: %w", err)
+	}
+
+	logs := &recorder{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	resolve := map[string]string{}
+	for _, h := range []string{refOriginHost, refAltHost, refRouteRewrite, refOriginRewrit, refStorageHost} {
+		resolve[h] = "127.0.0.1"
+	}
+	if defaultIP != "" {
+		resolve[refDefaultPort] = defaultIP
+	}
+	client := upstream.New(upstream.Options{RootCAs: emu.CA().Pool(), Resolve: resolve, Logger: log})
+	closers = append(closers, client.Close)
+	gcsEndpoint := &url.URL{Scheme: "http", Host: net.JoinHostPort(refStorageHost, strconv.Itoa(p.Ports[topology.ListenerC]))}
+	handler, err := edge.New(cfg, client, log, edge.NewMetrics(), edge.WithFetch(fetch.WithGCS(fetch.GCS{Endpoint: gcsEndpoint})))
+	if err != nil {
+		return nil, fmt.Errorf("starting the reference: %w", err)
+	}
+	closers = append(closers, handler.Close)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("reference listener: %w", err)
+	}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Handler: handler, Protocols: &protocols, ReadHeaderTimeout: 30 * time.Second,
+		ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
+	go srv.Serve(ln)
+	closers = append(closers, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if srv.Shutdown(sctx) != nil {
+			srv.Close()
+		}
+	})
+	name := s.Name
+	if name == "" {
+		name = "reference"
+	}
+	return &Target{
+		Name: name, Reference: true, URL: "http://" + ln.Addr().String(),
+		Control: emuclient.New(controlURL), ControlURL: controlURL,
+		Params: p, Logs: logs, Config: yml, close: cleanup,
+	}, nil
+}
+
+// defaultPortIP finds a loopback address where ports 80 and 443 can be
+// bound (PRT-3), or "" when they cannot (not root). A random address of
+// 127/8 keeps parallel suite processes apart.
+func defaultPortIP() string {
+	for range 5 {
+		ip := fmt.Sprintf("127.%d.%d.%d", 100+rand.IntN(100), rand.IntN(250), 1+rand.IntN(250))
+		ok := true
+		for _, port := range []string{"80", "443"} {
+			ln, err := net.Listen("tcp", net.JoinHostPort(ip, port))
+			if err != nil {
+				ok = false
+				break
+			}
+			ln.Close()
+		}
+		if ok {
+			return ip
+		}
+	}
+	return ""
+}
+
+// recorder keeps the JSON log records written to it.
+type recorder struct {
+	mu      sync.Mutex
+	partial []byte
+	records []Record
+}
+
+// maxRecords bounds what a recorder keeps (the oldest go first).
+const maxRecords = 200000
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.partial = append(r.partial, p...)
+	for {
+		i := bytes.IndexByte(r.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := r.partial[:i]
+		var rec Record
+		if err := json.Unmarshal(line, &rec); err == nil {
+			r.records = append(r.records, rec)
+		}
+		r.partial = r.partial[i+1:]
+	}
+	if len(r.records) > maxRecords {
+		r.records = append([]Record(nil), r.records[len(r.records)-maxRecords/2:]...)
+	}
+	return len(p), nil
+}
+
+func (r *recorder) Records(msg string) []Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []Record
+	for _, rec := range r.records {
+		if msg == "" || rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
