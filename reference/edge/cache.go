@@ -209,6 +209,7 @@ func (s *Server) serveCached(v *visit) bool {
 		if !retry {
 			return done
 		}
+		v.w.Header().Del("Age") // nothing was sent; the next pass sets its own
 	}
 	v.status, v.errText = http.StatusBadGateway, "the object kept changing between chunk fills"
 	http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
