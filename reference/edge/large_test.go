@@ -6,6 +6,7 @@ import (
 	"io"
 	"mime"
 	"mime/multipart"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -403,5 +404,37 @@ func TestOpenEndedRangeEndsAtReadTimeout(t *testing.T) {
 	}
 	if q := r.waitEnded(path, 1)[0]; q.Range != "bytes=1000-" {
 		t.Fatalf("origin got Range %q, want the client's open-ended range", q.Range)
+	}
+}
+
+// A malformed answer to a fill's range request (a range other than the
+// one asked for, or a Content-Range that does not parse) is a 502 naming
+// it, never cached and never passed off as the object.
+func TestMalformedRangeAnswers(t *testing.T) {
+	for _, tc := range []struct{ name, contentRange string }{
+		{"another range", "bytes 0-9/100"},
+		{"unparsable", "bytes zero-nine/100"},
+		{"past the total", "bytes 0-2097151/1000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, cacheConfig)
+			path := "/o/malformed"
+			body := "0123456789"
+			if _, err := r.emu.AddRules(rules.Rule{Match: rules.Match{Path: path}, Unlimited: true, Action: rules.Action{
+				Status: 206, Body: &body, Headers: map[string]string{"Content-Range": tc.contentRange, "Cache-Control": "max-age=60"}}}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 2 {
+				resp, got := r.get(path)
+				if resp.StatusCode != http.StatusBadGateway {
+					t.Fatalf("GET %d: %d %q, want 502", i, resp.StatusCode, got)
+				}
+				r.waitLogged(path, i+1)
+			}
+			r.originCount(path, 2) // nothing was cached
+			if rec := r.waitRecord("fill: origin answered a range request with another range", func(map[string]any) bool { return true }); rec["content_range"] != tc.contentRange {
+				t.Fatalf("log record %v", rec)
+			}
+		})
 	}
 }
