@@ -47,7 +47,6 @@ package edge
 // request in fill_request_id (LOG-1).
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -341,25 +340,16 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 		}
 		return done, retry
 	}
+	if head.status == http.StatusOK && head.size >= 0 && evaluatesLocally(r) {
+		// Ranges and conditions are answered from the fill as it streams
+		// in, so a fill that fails midway truncates this answer visibly.
+		m := entryMeta{Status: head.status, Header: head.header, ClientCC: head.clientCC}
+		body := &fillSeeker{res: res, size: head.size}
+		defer body.Close()
+		return s.serveEntry(v, key, m, body, nil, 0)
+	}
 	body := res.Body()
 	defer body.Close()
-	if head.status == http.StatusOK && evaluatesLocally(r) {
-		// Ranges and conditions are answered from the whole (small) object.
-		data, err := io.ReadAll(io.LimitReader(body, policy.LargeObject+1))
-		if err == nil && len(data) <= policy.LargeObject {
-			m := entryMeta{Status: head.status, Header: head.header, ClientCC: head.clientCC}
-			return s.serveEntry(v, key, m, nopCloser{bytes.NewReader(data)}, nil, 0)
-		}
-		if err != nil && v.status == 0 {
-			v.status, v.errText = http.StatusBadGateway, "origin body failed: "+err.Error()
-			http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
-			return true, false
-		}
-		body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(data), body), body}
-	}
 	s.writeHead(v, head.status, head.header, head.size, head.clientCC)
 	if r.Method != http.MethodHead {
 		s.sendBody(v, body)
@@ -367,9 +357,64 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 	return true, false
 }
 
-type nopCloser struct{ *bytes.Reader }
+// fillSeeker reads a running fill's body of known size as an
+// io.ReadSeeker for http.ServeContent: seeking is free, reading forward
+// skips, reading backward starts a new reader of the fill.
+type fillSeeker struct {
+	res      *collapse.Result
+	size     int64
+	off, pos int64
+	rd       io.ReadCloser
+}
 
-func (nopCloser) Close() error { return nil }
+func (f *fillSeeker) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekCurrent:
+		offset += f.off
+	case io.SeekEnd:
+		offset += f.size
+	}
+	if offset < 0 {
+		return 0, fmt.Errorf("fill seek: negative offset %d", offset)
+	}
+	f.off = offset
+	return offset, nil
+}
+
+func (f *fillSeeker) Read(p []byte) (int, error) {
+	if f.off >= f.size {
+		return 0, io.EOF
+	}
+	if f.rd == nil || f.pos > f.off {
+		f.Close()
+		f.rd, f.pos = f.res.Body(), 0
+	}
+	if f.pos < f.off {
+		n, err := io.CopyN(io.Discard, f.rd, f.off-f.pos)
+		f.pos += n
+		if err != nil {
+			return 0, fmt.Errorf("skipping to byte %d of the fill: %w", f.off, err)
+		}
+	}
+	if int64(len(p)) > f.size-f.off {
+		p = p[:f.size-f.off]
+	}
+	n, err := f.rd.Read(p)
+	f.pos += int64(n)
+	f.off += int64(n)
+	if err == io.EOF && f.off < f.size {
+		err = fmt.Errorf("the fill ended at byte %d of %d: %w", f.off, f.size, io.ErrUnexpectedEOF)
+	}
+	return n, err
+}
+
+func (f *fillSeeker) Close() error {
+	if f.rd != nil {
+		f.rd.Close()
+		f.rd = nil
+	}
+	return nil
+}
 
 // evaluatesLocally reports whether r has a Range or a conditional header
 // that the cache answers (RNG-3, RFC 9110 13).

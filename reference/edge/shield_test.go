@@ -254,3 +254,38 @@ func TestShieldUnreachable(t *testing.T) {
 		t.Fatalf("status %d, want 502", resp.StatusCode)
 	}
 }
+
+// TMO-6 through tiers: an origin body cut short reaches the client through
+// the shield and the edge as a visibly truncated response, for a client
+// with and without a Range of its own.
+func TestShieldPassesTruncation(t *testing.T) {
+	tr := newTiers(t, 1, func(u *url.URL) shield.Tiers { return shield.Tiers{Default: u} })
+	for _, hdr := range [][]string{nil, {"Range", "bytes=0-499"}} {
+		path := "/o/cut-" + strings.Join(hdr, "")
+		path = strings.NewReplacer(" ", "", "=", "", ",", "").Replace(path)
+		size := int64(4096)
+		if err := tr.emu.PutObjects(objects.Spec{Path: path, Size: &size}); err != nil {
+			t.Fatal(err)
+		}
+		after := int64(100)
+		if _, err := tr.emu.AddRules(rules.Rule{Match: rules.Match{Path: path}, Action: rules.Action{Truncate: &rules.Cut{AfterBytes: &after}}}); err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", tr.edges[0].URL+path, nil)
+		for i := 0; i+1 < len(hdr); i += 2 {
+			req.Header.Set(hdr[i], hdr[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err == nil {
+			t.Fatalf("%v: %d, %d bytes, read cleanly; want a visible truncation", hdr, resp.StatusCode, len(body))
+		}
+		if resp.StatusCode != 200 && resp.StatusCode != 206 {
+			t.Fatalf("%v: status %d", hdr, resp.StatusCode)
+		}
+	}
+}
