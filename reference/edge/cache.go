@@ -36,11 +36,12 @@ package edge
 //     truncated visibly and never committed (COL-7).
 //
 // A response meant for one client (Set-Cookie, private, no-store, a Vary
-// that cannot be keyed) is never shared with followers: they fetch for
+// that cannot be keyed, an answer to a request with Authorization that may
+// not be stored: CCH-1) is never shared with followers: they fetch for
 // themselves. Synthesized 502/504s are shared (COL-7). HEAD is answered
-// from a stored GET entry; a HEAD miss, a request with Authorization, and
-// other methods take the uncached path; an unsafe method whose response is
-// 2xx/3xx deletes the key (CCH-7, policy.Invalidates).
+// from a stored GET entry; a HEAD miss and other methods take the uncached
+// path; an unsafe method whose response is 2xx/3xx deletes the key (CCH-7,
+// policy.Invalidates).
 //
 // The log record's cache_status is "hit", "miss", "revalidated",
 // "collapsed" or "bypass"; a collapsed request's record names the fill's
@@ -252,8 +253,8 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 		fwd = "stale"
 	}
 	v.cache, v.cacheHdr = "miss", s.name+"; fwd="+fwd
-	if (r.Method == http.MethodHead && stale == nil) || r.Header.Get("Authorization") != "" {
-		return false, false // never fill a GET entry from a HEAD; never share an authorized response
+	if r.Method == http.MethodHead && stale == nil {
+		return false, false // never fill a GET entry from a HEAD
 	}
 	up := s.upstreamRequest(v).fill(v.id)
 	req := &http.Request{Method: http.MethodGet, URL: r.URL, Host: r.Host, Header: r.Header.Clone()}
@@ -632,6 +633,8 @@ func (s *Server) fill(pol policy.Policy, key string, up *upstreamReq, req *http.
 	}
 }
 
+func authorized(r *http.Request) bool { return r.Header.Get("Authorization") != "" }
+
 // freshEntry reports whether key has a fresh entry for req's variant.
 func (s *Server) freshEntry(pol policy.Policy, key string, req *http.Request) bool {
 	rd, ok := s.store.Open(key)
@@ -718,6 +721,7 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 		// RNG-1/2: a large object, cached chunk by chunk.
 		defer resp.Body.Close()
 		d := pol.Decide(req, http.StatusOK, whole, respTime)
+		head.shared = head.shared && (d.Store || !authorized(req))
 		large, why := policy.LargeObjectCacheable(http.StatusPartialContent, hdr)
 		keep := large && storable(d, whole) && head.shared
 		if !keep {
@@ -765,6 +769,7 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 	defer resp.Body.Close()
 	d := pol.Decide(req, head.status, head.header, respTime)
 	head.clientCC = d.ClientCacheControl
+	head.shared = head.shared && (d.Store || !authorized(req)) // CCH-1: an authorized answer stays the leader's
 	var sw store.Writer
 	if storable(d, head.header) && head.size <= policy.LargeObject {
 		sw = s.beginEntry(key, mustJSON(meta(head.status, head.header, d)), head.size)

@@ -209,3 +209,29 @@ func TestCollapseSharedFailure(t *testing.T) {
 	}
 	r.originCount(path, 1)
 }
+
+// CCH-1 with COL-1: the answer to a leader's request with Authorization
+// that may not be stored is not shared: a follower without credentials
+// gets its own origin request.
+func TestCollapseAuthorizedLeaderNotShared(t *testing.T) {
+	r := newRig(t, cacheConfig)
+	const path = "/o/authorized"
+	r.put(objects.Spec{Path: path, CacheControl: "max-age=60"})
+	r.hold(path, "auth", rules.Action{})
+	lead := r.goGet(t.Context(), path, "Authorization", "Bearer secret")
+	r.waitArrived(path, 1)
+	base := r.server().group.Stats().Joins
+	follower := r.goGet(t.Context(), path)
+	r.waitJoins(base, 1)
+	r.release("auth")
+	for _, ch := range []<-chan result{lead, follower} {
+		if res := <-ch; res.err != nil || res.resp.StatusCode != 200 {
+			t.Fatalf("client: %v", res.err)
+		}
+	}
+	reqs := r.waitEnded(path, 2)
+	if _, ok := header(reqs[1], "Authorization"); ok {
+		t.Fatal("the follower's own request carried the leader's Authorization")
+	}
+	r.originCount(path, 2)
+}
