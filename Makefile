@@ -58,3 +58,22 @@ conformance:
 
 clean:
 	$(GO) clean -testcache
+
+# Containers (deploy/README.md). images: edgeconform/originemu and
+# edgeconform/edgecache, static binaries FROM scratch, nothing pulled.
+# conformance-docker: the suites against edgecache in Docker, edge → shield →
+# emulated origins (TIERS=1: a single edge). compose-up/down: the demo.
+COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
+.PHONY: images conformance-docker compose-up compose-down
+
+images:
+	$(GO) run ./deploy/cmd/buildimages
+
+conformance-docker:
+	$(GO) run ./deploy/cmd/edgetopo conformance -tiers $(or $(TIERS),2)
+
+compose-up: images
+	$(COMPOSE) -f deploy/compose.yaml up -d
+
+compose-down:
+	$(COMPOSE) -f deploy/compose.yaml down
