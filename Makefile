@@ -32,7 +32,7 @@ bench:
 		./emulators/synth/ ./emulators/wire/... ./emulators/originemu/ \
 		./reference/routing/ ./reference/edge/
 
-# The main job until the conformance suites exist: start the origin emulator
+# Start the origin emulator
 # with its default set of listeners (see the README). Ctrl-C stops it.
 emulate:
 	$(GO) run ./emulators/cmd/originemu --defaults
