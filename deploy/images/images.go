@@ -442,3 +442,28 @@ func isModuleRoot(dir string) bool {
 	}
 	return false
 }
+
+// Start starts the container req describes, with custom applied to it, on
+// img (built by Ensure with opts) unless a customizer named another image.
+// The container is returned when it exists, even with an error, so the
+// caller can terminate it.
+func Start(ctx context.Context, req testcontainers.GenericContainerRequest, custom []testcontainers.ContainerCustomizer,
+	img Image, opts Options) (testcontainers.Container, error) {
+	for _, c := range custom {
+		if err := c.Customize(&req); err != nil {
+			return nil, err
+		}
+	}
+	if req.Image == "" {
+		ref, err := Ensure(ctx, img, opts)
+		if err != nil {
+			return nil, fmt.Errorf("the %s image: %w", img.Name, err)
+		}
+		req.Image = ref
+	}
+	ctr, err := testcontainers.GenericContainer(ctx, req)
+	if err != nil {
+		return ctr, fmt.Errorf("starting %s: %w", req.Image, err)
+	}
+	return ctr, nil
+}

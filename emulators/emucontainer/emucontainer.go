@@ -216,26 +216,13 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 		},
 		Started: true,
 	}
-	for _, o := range rest {
-		if err := o.Customize(&req); err != nil {
-			return nil, fmt.Errorf("emucontainer: %w", err)
-		}
-	}
-	if req.Image == "" {
-		ref, err := images.Ensure(ctx, images.Originemu(), images.Options{ModuleRoot: s.moduleRoot})
-		if err != nil {
-			return nil, fmt.Errorf("emucontainer: the originemu image: %w", err)
-		}
-		req.Image = ref
-	}
-
-	ctr, err := testcontainers.GenericContainer(ctx, req)
+	ctr, err := images.Start(ctx, req, rest, images.Originemu(), images.Options{ModuleRoot: s.moduleRoot})
 	var c *Container
 	if ctr != nil {
 		c = &Container{Container: ctr}
 	}
 	if err != nil {
-		return c, fmt.Errorf("emucontainer: starting %s: %w", req.Image, err)
+		return c, fmt.Errorf("emucontainer: %w", err)
 	}
 	c.Listeners = make(map[string]Listener, len(ls))
 	for i, l := range ls {

@@ -177,25 +177,13 @@ func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Cont
 		},
 		Started: true,
 	}
-	for _, o := range rest {
-		if err := o.Customize(&req); err != nil {
-			return nil, fmt.Errorf("edgecontainer: %w", err)
-		}
-	}
-	if req.Image == "" {
-		ref, err := images.Ensure(ctx, images.Edgecache(), images.Options{ModuleRoot: s.moduleRoot})
-		if err != nil {
-			return nil, fmt.Errorf("edgecontainer: the edgecache image: %w", err)
-		}
-		req.Image = ref
-	}
-	ctr, err := testcontainers.GenericContainer(ctx, req)
+	ctr, err := images.Start(ctx, req, rest, images.Edgecache(), images.Options{ModuleRoot: s.moduleRoot})
 	var c *Container
 	if ctr != nil {
 		c = &Container{Container: ctr}
 	}
 	if err != nil {
-		return c, fmt.Errorf("edgecontainer: starting %s %s: %w", req.Image, strings.Join(cmd, " "), err)
+		return c, fmt.Errorf("edgecontainer: %s: %w", strings.Join(cmd, " "), err)
 	}
 	if c.URL, err = c.PortEndpoint(ctx, listen, "http"); err != nil {
 		return c, fmt.Errorf("edgecontainer: the listener's host port: %w", err)
