@@ -156,6 +156,27 @@ func (s *scene) object(specs ...objects.Spec) {
 // holdName is a hold barrier name unique to the scene.
 func (s *scene) holdName(what string) string { return s.id + "-" + what }
 
+// releaseWaiting waits until n requests wait at the hold (a release
+// before that would let nobody go) and releases them, asserting that
+// exactly n went.
+func (s *scene) releaseWaiting(name string, n int) {
+	GinkgoHelper()
+	Eventually(func() int {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		hs, err := env.Control.Holds(ctx)
+		setupOK(err, "listing holds")
+		for _, h := range hs {
+			if h.Name == name {
+				return h.Waiting
+			}
+		}
+		return 0
+	}).WithTimeout(U(30)+5*time.Second).WithPolling(5*time.Millisecond).Should(BeNumerically(">=", n),
+		"requests waiting at the origin's barrier %s", name)
+	Expect(s.release(name)).To(Equal(n), "requests released at the origin's barrier %s", name)
+}
+
 // release lets the requests waiting at a hold go.
 func (s *scene) release(name string) int {
 	GinkgoHelper()
@@ -188,10 +209,15 @@ type reqConf struct {
 	raw     bool
 	ctx     context.Context
 	wrote   func()
+	base    string
 }
 
 func header(k, v string) reqOpt { return func(c *reqConf) { c.header.Add(k, v) } }
 func host(h string) reqOpt      { return func(c *reqConf) { c.host = h } }
+
+// at sends the request to another node of the target (an edge, SHD)
+// instead of its URL.
+func at(baseURL string) reqOpt { return func(c *reqConf) { c.base = baseURL } }
 
 // body sends a fixed-length body.
 func body(b string) reqOpt {
@@ -236,7 +262,11 @@ func send(method, path string, opts ...reqOpt) *resp {
 	if c.wrote != nil {
 		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { c.wrote() }})
 	}
-	req, err := http.NewRequestWithContext(ctx, method, env.URL+"/", c.body)
+	base := env.URL
+	if c.base != "" {
+		base = c.base
+	}
+	req, err := http.NewRequestWithContext(ctx, method, base+"/", c.body)
 	Expect(err).NotTo(HaveOccurred())
 	req.URL.Path, req.URL.RawPath, req.URL.Opaque = "", "", path
 	req.Host = c.host

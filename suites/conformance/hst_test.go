@@ -50,6 +50,7 @@ var _ = Describe("HST: Host header and SNI", func() {
 
 	It("HST-4: a gs:// origin ignores hostRewrite; the Host comes from the bucket", R("HST-4"), func() {
 		s := newScene("hst-gcs")
+		s.putGCS(bucketObject{Name: "obj", Body: []byte("edgeconform")})
 		s.get("obj").is(http.StatusOK)
 		reqs := s.origin(1)
 		Expect(reqs[0].Host).NotTo(Equal(env.Params.OriginRewriteHost))

@@ -11,16 +11,22 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/control"
 	"github.com/edgeconform/edgeconform/emulators/emuclient"
+	"github.com/edgeconform/edgeconform/emulators/gcsemu"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
+	"github.com/edgeconform/edgeconform/emulators/s3emu"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/secrets"
+	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
@@ -35,7 +41,27 @@ const (
 	refDefaultPort  = "default-port.origin.test"
 	refStorageHost  = "storage.origin.test"
 	refBucket       = "edgeconform-vod"
+	refGCSToken     = "ya29.edgeconform-test-token"
+	refS3Bucket     = "edgeconform-media"
+	refS3Region     = "eu-west-1"
+	refS3KeyID      = "AKIDEDGECONFORM"
+	refS3Secret     = "edgeconform/test/secret/key" // the emulator's, not a real credential
+	refS3SecretName = "edgeconform-s3"
+	refS3SecretVer  = "projects/edgeconform/secrets/" + refS3SecretName + "/versions/1"
 )
+
+// The in-process reference's nodes: the target URL's node is also the
+// shield of RefEdges edge nodes (SHD-1); a second shield stands for the
+// flexShielding region topology.ShieldRegion (SHD-2).
+const (
+	RefEdges            = 3
+	RefShieldName       = "edgeconform-shield"
+	RefRegionShieldName = "edgeconform-region-shield"
+)
+
+// RefEdgeName is the Cache-Status name of the in-process reference's
+// i-th edge node.
+func RefEdgeName(i int) string { return fmt.Sprintf("edgeconform-edge-%d", i+1) }
 
 // startReference starts the emulators (with their control API) and the
 // reference edge cache on the generated topology, all on loopback.
@@ -65,6 +91,25 @@ func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *
 		}
 		ecfg.Listeners = append(ecfg.Listeners, lc)
 	}
+	// The bucket services: a private S3-compatible bucket verifying SigV4,
+	// a private Cloud Storage bucket read with a bearer token. Specs put
+	// their objects through the services' own APIs.
+	s3, err := s3emu.New(s3emu.Config{Region: refS3Region, Credentials: map[string]string{refS3KeyID: refS3Secret},
+		Buckets: []s3emu.BucketConfig{{Name: refS3Bucket}}})
+	if err != nil {
+		return nil, fmt.Errorf("the S3 emulator: %w", err)
+	}
+	gcs, err := gcsemu.New(gcsemu.Config{Tokens: []string{refGCSToken}, Buckets: []gcsemu.BucketConfig{{Name: refBucket}}})
+	if err != nil {
+		return nil, fmt.Errorf("the Cloud Storage emulator: %w", err)
+	}
+	for _, l := range topology.BucketListeners() {
+		lc := originemu.ListenerConfig{Name: l.Name, Profile: l.Profile, Backend: s3}
+		if l.Name == topology.ListenerGCS {
+			lc.Backend = gcs
+		}
+		ecfg.Listeners = append(ecfg.Listeners, lc)
+	}
 	ecfg.Logger = quiet
 	// The emulators live until Close, not until ctx ends.
 	emu, err := originemu.Start(context.WithoutCancel(ctx), ecfg)
@@ -85,9 +130,11 @@ func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *
 	p := topology.Params{
 		Profile: prof, ClientHost: refClientHost, OriginHost: refOriginHost, AltHost: refAltHost,
 		RouteRewriteHost: refRouteRewrite, OriginRewriteHost: refOriginRewrit, GCSBucket: refBucket,
-		Ports: map[string]int{}, Reference: true,
+		Ports: map[string]int{}, Reference: true, GCSToken: refGCSToken,
+		S3: &topology.S3Bucket{Bucket: refS3Bucket, Region: refS3Region, AccessKeyID: refS3KeyID,
+			SecretVersion: refS3SecretVer, Secret: refS3Secret},
 	}
-	for _, l := range topology.Listeners() {
+	for _, l := range append(topology.Listeners(), topology.BucketListeners()...) {
 		if l.DefaultPort != 0 {
 			continue
 		}
@@ -105,8 +152,17 @@ func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *
 	if err != nil {
 		return nil, err
 	}
+	// The S3 secret, as edgecache serve --secrets DIR reads it.
+	secretsDir, err := os.MkdirTemp("", "edgeconform-secrets-")
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, func() { os.RemoveAll(secretsDir) })
+	if err := os.WriteFile(filepath.Join(secretsDir, refS3SecretName), []byte(refS3Secret+"\n"), 0o600); err != nil {
+		return nil, err
+	}
 	// Through YAML and validation, as edgecache serve --lab would.
-	if cfg, err = config.Load(yml, config.Options{Lab: prof.Lab}); err != nil {
+	if cfg, err = config.Load(yml, config.Options{Lab: prof.Lab, Secrets: secrets.Dir(secretsDir)}); err != nil {
 		return nil, fmt.Errorf("the generated topology does not validate: %w", err)
 	}
 
@@ -121,35 +177,61 @@ func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *
 	}
 	client := upstream.New(upstream.Options{RootCAs: emu.CA().Pool(), Resolve: resolve, Logger: log})
 	closers = append(closers, client.Close)
-	gcsEndpoint := &url.URL{Scheme: "http", Host: net.JoinHostPort(refStorageHost, strconv.Itoa(p.Ports[topology.ListenerC]))}
-	handler, err := edge.New(cfg, client, log, edge.NewMetrics(), edge.WithFetch(fetch.WithGCS(fetch.GCS{Endpoint: gcsEndpoint})))
-	if err != nil {
-		return nil, fmt.Errorf("starting the reference: %w", err)
-	}
-	closers = append(closers, handler.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("reference listener: %w", err)
-	}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true)
-	srv := &http.Server{Handler: handler, Protocols: &protocols, ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
-	go srv.Serve(ln)
-	closers = append(closers, func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if srv.Shutdown(sctx) != nil {
-			srv.Close()
+	gcsEndpoint := &url.URL{Scheme: "http", Host: net.JoinHostPort(refStorageHost, strconv.Itoa(p.Ports[topology.ListenerGCS]))}
+	fetchOpt := edge.WithFetch(fetch.WithGCS(fetch.GCS{Endpoint: gcsEndpoint, Token: func() (string, error) { return refGCSToken, nil }}))
+	// serve starts one node of the reference on a loopback port.
+	serve := func(opts ...edge.Option) (string, error) {
+		handler, err := edge.New(cfg, client, log, edge.NewMetrics(), append([]edge.Option{fetchOpt}, opts...)...)
+		if err != nil {
+			return "", fmt.Errorf("starting the reference: %w", err)
 		}
-	})
+		closers = append(closers, handler.Close)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return "", fmt.Errorf("reference listener: %w", err)
+		}
+		var protocols http.Protocols
+		protocols.SetHTTP1(true)
+		protocols.SetUnencryptedHTTP2(true)
+		srv := &http.Server{Handler: handler, Protocols: &protocols, ReadHeaderTimeout: 30 * time.Second,
+			ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
+		go srv.Serve(ln)
+		closers = append(closers, func() {
+			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if srv.Shutdown(sctx) != nil {
+				srv.Close()
+			}
+		})
+		return "http://" + ln.Addr().String(), nil
+	}
+	// The target's node is the shield of the edges (SHD-1); the region
+	// shield fills shd-region's origin for them (SHD-2).
+	mainURL, err := serve(edge.WithName(RefShieldName))
+	if err != nil {
+		return nil, err
+	}
+	regionURL, err := serve(edge.WithName(RefRegionShieldName))
+	if err != nil {
+		return nil, err
+	}
+	mu, _ := url.Parse(mainURL)
+	ru, _ := url.Parse(regionURL)
+	tiers := shield.Tiers{Default: mu, Regions: map[string]*url.URL{topology.ShieldRegion: ru}}
+	var edges []string
+	for i := range RefEdges {
+		u, err := serve(edge.WithName(RefEdgeName(i)), edge.WithShields(tiers))
+		if err != nil {
+			return nil, err
+		}
+		edges = append(edges, u)
+	}
 	name := s.Name
 	if name == "" {
 		name = "reference"
 	}
 	return &Target{
-		Name: name, Reference: true, URL: "http://" + ln.Addr().String(),
+		Name: name, Reference: true, URL: mainURL, Edges: edges,
 		Control: emuclient.New(controlURL), ControlURL: controlURL,
 		Params: p, Logs: logs, Config: yml, close: cleanup,
 	}, nil

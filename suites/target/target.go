@@ -38,6 +38,10 @@ const (
 	// (edgecache in a container, say): EXT specs run and known reference
 	// bugs are skipped, as for the in-process reference.
 	EnvReferenceImpl = "EDGECONFORM_REFERENCE_IMPL"
+	// EnvEdges lists edge node URLs (comma-separated) whose cache fills go
+	// through one shield tier in front of the origins (SHD-1); without it,
+	// an external target's SHD specs are skipped.
+	EnvEdges = "EDGECONFORM_EDGES"
 )
 
 // Settings select and describe the target.
@@ -53,6 +57,8 @@ type Settings struct {
 	Name       string
 	// ReferenceImpl: the external target is the reference.
 	ReferenceImpl bool
+	// Edges are edge node URLs sharing one shield (external targets).
+	Edges []string
 }
 
 // SettingsFromEnv reads the EDGECONFORM_* variables.
@@ -67,7 +73,20 @@ func SettingsFromEnv() Settings {
 	if s.Target == "" {
 		s.Target = "reference"
 	}
+	s.Edges = SplitURLs(os.Getenv(EnvEdges))
 	return s
+}
+
+// SplitURLs splits a comma-separated list of URLs, dropping empty items
+// and trailing slashes.
+func SplitURLs(list string) []string {
+	var out []string
+	for _, u := range strings.Split(list, ",") {
+		if u = strings.TrimSuffix(strings.TrimSpace(u), "/"); u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // IsReference reports whether the settings select the in-process reference.
@@ -91,6 +110,10 @@ type Target struct {
 	Reference bool
 	// URL is the client-facing base URL (scheme://host:port).
 	URL string
+	// Edges are the client-facing URLs of edge nodes whose fills go
+	// through one shield (the in-process reference: URL's node is that
+	// shield); none when the target has no tiers to test (SHD).
+	Edges []string
 	// Control is the emulators' control API client.
 	Control *emuclient.Client
 	// ControlURL is its base URL.
@@ -169,7 +192,12 @@ func connectExternal(ctx context.Context, prof topology.Profile, s Settings) (*T
 	if name == "" {
 		name = u.Host
 	}
-	return &Target{Name: name, URL: strings.TrimSuffix(s.Target, "/"), Control: c, ControlURL: s.Control, Params: p}, nil
+	for _, e := range s.Edges {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("%s: %q is not an http(s) URL", EnvEdges, e)
+		}
+	}
+	return &Target{Name: name, URL: strings.TrimSuffix(s.Target, "/"), Edges: s.Edges, Control: c, ControlURL: s.Control, Params: p}, nil
 }
 
 // ListenerPorts asks the emulators which port each topology listener has.

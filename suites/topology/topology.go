@@ -75,6 +75,21 @@ const (
 	Listener443 = "port443" // h2 on port 443
 )
 
+// Bucket service listeners (optional): an S3-compatible service verifying
+// SigV4 (emulators/s3emu) and a Cloud Storage-style service
+// (emulators/gcsemu), each as an http listener's backend (BKT).
+const (
+	ListenerS3  = "s3"
+	ListenerGCS = "gcs"
+)
+
+// BucketListeners are the optional bucket service listeners: scenarios
+// that need them are available only when Params name their ports (and,
+// for S3, Params.S3).
+func BucketListeners() []Listener {
+	return []Listener{{ListenerS3, originemu.HTTP, 0}, {ListenerGCS, originemu.HTTP, 0}}
+}
+
 // Listener is one emulator listener the topology needs.
 type Listener struct {
 	Name    string
@@ -131,6 +146,13 @@ type Params struct {
 	// GCSBucket, if set, adds a gs:// origin (HST-4; reference only: the
 	// reference reaches the bucket at an emulator listener).
 	GCSBucket string `json:"gcsBucket,omitempty"`
+	// S3, if set, is the S3-compatible bucket the bkt-s3* scenarios sign
+	// their requests for (the s3 listener, BKT-1..3).
+	S3 *S3Bucket `json:"s3,omitempty"`
+	// GCSToken is the bearer token the reference sends to the gcs
+	// listener for gs:// origins (a private bucket, BKT-4); the suites
+	// use it to put objects there.
+	GCSToken string `json:"gcsToken,omitempty"`
 	// Project, if set, makes failoverOrigin and route origins full
 	// resource names in Media CDN output.
 	Project string `json:"project,omitempty"`
@@ -139,6 +161,27 @@ type Params struct {
 	// and, with GCSBucket, a gs:// origin reached at an emulator.
 	Reference bool `json:"reference,omitempty"`
 }
+
+// S3Bucket is the private S3-compatible bucket (the s3 listener's s3emu)
+// the awsV4Authentication origins read.
+type S3Bucket struct {
+	Bucket      string `json:"bucket"`
+	Region      string `json:"region"`
+	AccessKeyID string `json:"accessKeyId"`
+	// SecretVersion is secretAccessKeyVersion
+	// (projects/P/secrets/NAME/versions/V): the target resolves it.
+	SecretVersion string `json:"secretVersion"`
+	// Secret is the emulator's test secret access key: the suites sign
+	// their own uploads to the bucket with it. Never a real credential.
+	Secret string `json:"secret"`
+}
+
+// VirtualHost is the bucket's virtual-hosted S3 host (BKT-3).
+func (b S3Bucket) VirtualHost() string { return b.Bucket + ".s3." + b.Region + ".amazonaws.com" }
+
+// AliasHost is a second host of the main host rule: the same routes under
+// another Host (CCH-6: the host is part of the cache key unless excluded).
+func (p Params) AliasHost() string { return "alias." + p.ClientHost }
 
 // Check reports missing parameters.
 func (p Params) Check() error {
@@ -200,9 +243,17 @@ type Origin struct {
 	Timeouts    *Timeouts // nil: DefaultTimeouts
 	Redirects   []string
 	// HostRewrite sets originOverrideAction.urlRewrite.hostRewrite to
-	// Params.OriginRewriteHost.
+	// Params.OriginRewriteHost (or to RewriteTo).
 	HostRewrite bool
-	Headers     []config.HeaderToAdd
+	// RewriteTo, with HostRewrite, names the hostRewrite symbolically:
+	// "s3-host" is the S3 bucket's virtual host, "s3-other" another
+	// bucket's in the same region.
+	RewriteTo string
+	// S3 signs the origin's requests (awsV4Authentication, Params.S3).
+	S3 bool
+	// Region is the origin's flexShielding region (SHD-2).
+	Region  string
+	Headers []config.HeaderToAdd
 	// DefaultPort leaves the port out (PRT-3): the origin is reached at
 	// Params.DefaultPortHost.
 	DefaultPort bool
@@ -227,6 +278,9 @@ type Scenario struct {
 	// Cache is the route's cacheMode; "" is BYPASS_CACHE, so that every
 	// request reaches the origin unless a scenario tests caching.
 	Cache string
+	// Policy is the rest of the route's cdnPolicy (TTLs, negative
+	// caching, cacheKeyPolicy); its cacheMode is Cache.
+	Policy *config.CDNPolicy
 	// Rewrite is routeAction.urlRewrite; "route-host" in HostRewrite
 	// stands for Params.RouteRewriteHost.
 	Rewrite *config.URLRewrite
@@ -240,6 +294,25 @@ type Scenario struct {
 	// Requires names what the scenario needs beyond the fixed listeners:
 	// "default-ports", "gcs", "reference".
 	Requires string
+}
+
+// Cache settings of the cch scenarios.
+const (
+	// CCHDefaultTTL and CCHMaxTTL are cch-static-ttl's defaultTtl and
+	// maxTtl, in seconds.
+	CCHDefaultTTL = 2
+	CCHMaxTTL     = 3
+	// KeyHeader and KeyCookie are cch-key's includedHeaderNames and
+	// includedCookieNames.
+	KeyHeader = "X-Edgeconform-Device"
+	KeyCookie = "edgeconform-variant"
+	// ShieldRegion is shd-region's flexShielding region.
+	ShieldRegion = "AFRICA_SOUTH1"
+)
+
+func secs(n int) *config.Duration {
+	d := config.Duration(time.Duration(n) * time.Second)
+	return &d
 }
 
 // Prefix is the route prefix of a scenario.
@@ -271,6 +344,7 @@ const (
 	NeedsDefaultPorts = "default-ports"
 	NeedsGCS          = "gcs"
 	NeedsReference    = "reference"
+	NeedsS3           = "s3"
 )
 
 var allMethods = []string{"GET", "HEAD", "OPTIONS", "PUT", "POST", "DELETE", "PATCH"}
@@ -375,6 +449,49 @@ func Scenarios() []Scenario {
 		// The fill waits at a barrier while the clients arrive: that must
 		// never meet connectTimeout, however slow the machine.
 		{Name: "col", Origins: []Origin{a(Origin{Timeouts: to(Max, Max, 3, 60)})}, Cache: "CACHE_ALL_STATIC"},
+
+		// CCH: one route per cache mode and cdnPolicy. Cache TTLs are
+		// whole seconds (Media CDN's unit, and Date's granularity), the
+		// same in every profile.
+		{Name: "cch-static", Origins: []Origin{{Listener: ListenerA}}, Cache: "CACHE_ALL_STATIC"},
+		{Name: "cch-static-ttl", Origins: []Origin{{Listener: ListenerA}}, Cache: "CACHE_ALL_STATIC",
+			Policy: &config.CDNPolicy{DefaultTTL: secs(CCHDefaultTTL), MaxTTL: secs(CCHMaxTTL)}},
+		{Name: "cch-origin", Origins: []Origin{{Listener: ListenerA}}, Cache: "USE_ORIGIN_HEADERS",
+			Methods: []string{"GET", "HEAD", "OPTIONS", "POST"}},
+		{Name: "cch-force", Origins: []Origin{{Listener: ListenerA}}, Cache: "FORCE_CACHE_ALL",
+			Methods: []string{"GET", "HEAD", "OPTIONS", "POST"}},
+		{Name: "cch-bypass", Origins: []Origin{{Listener: ListenerA}}, Cache: "BYPASS_CACHE"},
+		{Name: "cch-neg", Origins: []Origin{{Listener: ListenerA}}, Cache: "CACHE_ALL_STATIC",
+			Policy: &config.CDNPolicy{NegativeCaching: true}},
+		{Name: "cch-negpol", Origins: []Origin{{Listener: ListenerA}}, Cache: "CACHE_ALL_STATIC",
+			Policy: &config.CDNPolicy{NegativeCaching: true, NegativeCachingPolicy: map[string]config.Duration{"404": *secs(60)}}},
+		{Name: "cch-key", Origins: []Origin{{Listener: ListenerA}}, Cache: "CACHE_ALL_STATIC",
+			Policy: &config.CDNPolicy{CacheKeyPolicy: &config.CacheKeyPolicy{ExcludedQueryParameters: []string{"session"},
+				IncludedHeaderNames: []string{KeyHeader}, IncludedCookieNames: []string{KeyCookie}}}},
+		{Name: "cch-key-inc", Origins: []Origin{{Listener: ListenerA}}, Cache: "CACHE_ALL_STATIC",
+			Policy: &config.CDNPolicy{CacheKeyPolicy: &config.CacheKeyPolicy{IncludedQueryParameters: []string{"a"}}}},
+		{Name: "cch-key-nohost", Origins: []Origin{{Listener: ListenerA}}, Cache: "CACHE_ALL_STATIC",
+			Policy: &config.CDNPolicy{CacheKeyPolicy: &config.CacheKeyPolicy{ExcludeHost: true, ExcludeQueryString: true}}},
+
+		// RNG: large objects in 2 MiB chunks; rng4 passes ranges through.
+		{Name: "rng", Origins: []Origin{a(Origin{Timeouts: to(10, 20, 20, 100)})}, Cache: "CACHE_ALL_STATIC"},
+		{Name: "rng4", Origins: []Origin{a(Origin{Timeouts: to(10, 20, 3, 30)})}},
+
+		// SHD: fills held at the origin while clients arrive at every
+		// edge (as col); shd-region's origin has a flexShielding region.
+		{Name: "shd", Origins: []Origin{a(Origin{Timeouts: to(Max, Max, 20, 100)})}, Cache: "CACHE_ALL_STATIC"},
+		{Name: "shd-region", Origins: []Origin{a(Origin{Region: ShieldRegion})}, Cache: "CACHE_ALL_STATIC", Requires: NeedsReference},
+
+		// BKT: a private S3-compatible bucket (SigV4) and a private Cloud
+		// Storage bucket (bearer token).
+		{Name: "bkt-s3", Origins: []Origin{{Listener: ListenerS3, S3: true, HostRewrite: true, RewriteTo: "s3-host"}},
+			Cache: "CACHE_ALL_STATIC", Methods: allMethods, Requires: NeedsS3},
+		{Name: "bkt-s3-route", Origins: []Origin{{Listener: ListenerS3, S3: true}},
+			Rewrite: &config.URLRewrite{HostRewrite: "s3-host"}, Requires: NeedsS3},
+		{Name: "bkt-s3-nohost", Origins: []Origin{{Listener: ListenerS3, S3: true}}, Requires: NeedsS3},
+		{Name: "bkt-s3-other", Origins: []Origin{{Listener: ListenerS3, S3: true, HostRewrite: true, RewriteTo: "s3-other"}}, Requires: NeedsS3},
+		{Name: "bkt-gcs", Origins: []Origin{{Bucket: true}}, Cache: "CACHE_ALL_STATIC", Requires: NeedsGCS},
+		{Name: "bkt-gcs-force", Origins: []Origin{{Bucket: true}}, Cache: "FORCE_CACHE_ALL", Requires: NeedsGCS},
 	}
 	return s
 }
@@ -388,8 +505,12 @@ func (p Params) Available(s Scenario) (bool, string) {
 			return false, "no emulator listeners on the default ports 80 and 443 (defaultPortHost not set)"
 		}
 	case NeedsGCS:
-		if p.GCSBucket == "" || !p.Reference {
+		if p.GCSBucket == "" || !p.Reference || p.Ports[ListenerGCS] == 0 {
 			return false, "gs:// origins are reached at an emulator only by the reference (--gcs-endpoint)"
+		}
+	case NeedsS3:
+		if p.S3 == nil || p.Ports[ListenerS3] == 0 {
+			return false, "no S3-compatible bucket emulator (the s3 listener and the topology's s3 parameters)"
 		}
 	case NeedsReference:
 		if !p.Reference {
@@ -455,7 +576,7 @@ func Build(p Params) (*config.Config, error) {
 		Name: "edgeconform",
 		Routing: config.Routing{
 			HostRules: []config.HostRule{
-				{Hosts: []string{p.ClientHost}, PathMatcher: MainMatcher},
+				{Hosts: []string{p.ClientHost, p.AliasHost()}, PathMatcher: MainMatcher},
 				{Hosts: []string{p.MTHExactHost()}, PathMatcher: MTHExactMatcher},
 				{Hosts: []string{p.MTHShortWildcard()}, PathMatcher: MTHShortMatcher},
 				{Hosts: []string{p.MTHLongWildcard()}, PathMatcher: MTHLongMatcher},
@@ -483,6 +604,14 @@ func (p Params) symbolicHost(h string) string {
 		return p.OriginHost
 	case "route-host":
 		return p.RouteRewriteHost
+	case "s3-host":
+		if p.S3 != nil {
+			return p.S3.VirtualHost()
+		}
+	case "s3-other":
+		if p.S3 != nil {
+			return "other-" + p.S3.VirtualHost()
+		}
 	}
 	return h
 }
@@ -532,10 +661,24 @@ func (p Params) origin(s Scenario, j int, o Origin) (config.Origin, error) {
 	if len(o.Redirects) > 0 {
 		co.OriginRedirect = &config.OriginRedirect{RedirectConditions: o.Redirects}
 	}
+	if o.S3 {
+		if p.S3 == nil {
+			return co, fmt.Errorf("scenario %s: an S3 origin without S3 parameters", s.Name)
+		}
+		co.AWSV4Authentication = &config.AWSV4Authentication{AccessKeyID: p.S3.AccessKeyID,
+			SecretAccessKeyVersion: p.S3.SecretVersion, OriginRegion: p.S3.Region}
+	}
+	if o.Region != "" {
+		co.FlexShielding = &config.FlexShielding{FlexShieldingRegions: []string{o.Region}}
+	}
 	if o.HostRewrite || len(o.Headers) > 0 {
 		co.OriginOverrideAction = &config.OriginOverrideAction{}
 		if o.HostRewrite {
-			co.OriginOverrideAction.URLRewrite = &config.OriginURLRewrite{HostRewrite: p.OriginRewriteHost}
+			h := p.OriginRewriteHost
+			if o.RewriteTo != "" {
+				h = p.symbolicHost(o.RewriteTo)
+			}
+			co.OriginOverrideAction.URLRewrite = &config.OriginURLRewrite{HostRewrite: h}
 		}
 		if len(o.Headers) > 0 {
 			co.OriginOverrideAction.HeaderAction = &config.OriginHeaderAction{RequestHeadersToAdd: o.Headers}
@@ -582,7 +725,12 @@ func (p Params) route(s Scenario, i int) config.RouteRule {
 	if cache == "" {
 		cache = "BYPASS_CACHE"
 	}
-	rr.RouteAction = &config.RouteAction{CDNPolicy: &config.CDNPolicy{CacheMode: cache}}
+	pol := config.CDNPolicy{}
+	if s.Policy != nil {
+		pol = *s.Policy
+	}
+	pol.CacheMode = cache
+	rr.RouteAction = &config.RouteAction{CDNPolicy: &pol}
 	if s.Rewrite != nil {
 		u := *s.Rewrite
 		u.HostRewrite = p.symbolicHost(u.HostRewrite)
@@ -595,7 +743,7 @@ func (p Params) route(s Scenario, i int) config.RouteRule {
 }
 
 func listenerProfile(name string) originemu.Profile {
-	for _, l := range Listeners() {
+	for _, l := range append(Listeners(), BucketListeners()...) {
 		if l.Name == name {
 			return l.Profile
 		}

@@ -10,9 +10,11 @@ func testParams(prof Profile) Params {
 	p := Params{Profile: prof, ClientHost: "edge.test", OriginHost: "origin.test", AltHost: "alt.origin.test",
 		RouteRewriteHost: "route.origin.test", OriginRewriteHost: "own.origin.test", Ports: map[string]int{},
 		DefaultPortHost: "port.origin.test", GCSBucket: "vod"}
-	for i, l := range Listeners() {
+	for i, l := range append(Listeners(), BucketListeners()...) {
 		p.Ports[l.Name] = 20000 + i
 	}
+	p.S3 = &S3Bucket{Bucket: "media", Region: "eu-west-1", AccessKeyID: "AKIDEXAMPLE",
+		SecretVersion: "projects/p/secrets/s3/versions/1", Secret: "test"}
 	return p
 }
 
@@ -62,5 +64,41 @@ func TestScenarioNamesUnique(t *testing.T) {
 			t.Fatalf("duplicate scenario %s", s.Name)
 		}
 		seen[s.Name] = true
+	}
+}
+
+// Every scenario is in the configuration when its requirements are met:
+// S3 origins sign (also in Media CDN output), gs:// ones only for the
+// reference.
+func TestBucketScenarios(t *testing.T) {
+	for _, reference := range []bool{true, false} {
+		p := testParams(Strict)
+		p.Reference = reference
+		cfg, err := Build(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := map[string]config.Origin{}
+		for _, o := range cfg.Origins {
+			names[o.Name] = o
+		}
+		s3 := names[OriginName("bkt-s3", 0)]
+		if s3.AWSV4Authentication == nil || s3.OriginOverrideAction == nil || s3.OriginOverrideAction.URLRewrite.HostRewrite != "media.s3.eu-west-1.amazonaws.com" {
+			t.Fatalf("reference=%v: bkt-s3 origin %+v", reference, s3)
+		}
+		if _, ok := names[OriginName("bkt-gcs", 0)]; ok != reference {
+			t.Fatalf("reference=%v: bkt-gcs present=%v", reference, ok)
+		}
+	}
+	p := testParams(Strict)
+	p.S3 = nil
+	cfg, err := Build(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range cfg.Origins {
+		if o.AWSV4Authentication != nil {
+			t.Fatalf("an S3 origin without S3 parameters: %s", o.Name)
+		}
 	}
 }

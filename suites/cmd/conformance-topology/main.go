@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,9 @@ import (
 	"github.com/edgeconform/edgeconform/suites/target"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
+
+// envS3Secret holds the S3 bucket emulator's test secret key for -s3.
+const envS3Secret = "EDGECONFORM_S3_SECRET"
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
@@ -50,6 +54,8 @@ func run(args []string, stdout io.Writer) error {
 	originRW := fs.String("origin-rewrite-host", "", "the origins' hostRewrite (default -origin-host)")
 	defaultPortHost := fs.String("default-port-host", "", "name of emulators listening on ports 80 and 443 (PRT-3; optional)")
 	project := fs.String("project", "", "Google Cloud project: full resource names for origins (mediacdn)")
+	s3 := fs.String("s3", "", "the S3-compatible bucket emulator (the s3 listener) for the BKT scenarios: "+
+		"`BUCKET:REGION:ACCESS_KEY_ID:SECRET_VERSION`; its secret key (the emulator's test key) in $"+envS3Secret)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -87,6 +93,17 @@ func run(args []string, stdout io.Writer) error {
 			}
 			p.Ports[name] = n
 		}
+	}
+	if *s3 != "" {
+		parts := strings.Split(*s3, ":")
+		if len(parts) != 4 || slices.Contains(parts, "") {
+			return fmt.Errorf("-s3 %q: want BUCKET:REGION:ACCESS_KEY_ID:SECRET_VERSION", *s3)
+		}
+		secret := os.Getenv(envS3Secret)
+		if secret == "" {
+			return fmt.Errorf("-s3 needs the bucket emulator's test secret key in $%s (the suites sign their uploads with it)", envS3Secret)
+		}
+		p.S3 = &topology.S3Bucket{Bucket: parts[0], Region: parts[1], AccessKeyID: parts[2], SecretVersion: parts[3], Secret: secret}
 	}
 	var files []topology.File
 	switch *format {

@@ -50,3 +50,29 @@ func TestMediaCDNFormat(t *testing.T) {
 		t.Fatalf("missing ports: %v", err)
 	}
 }
+
+// -s3 adds the S3 bucket scenarios (signed origins) to the Media CDN
+// output, with the secret's version, never the secret itself.
+func TestMediaCDNWithS3(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envS3Secret, "test-secret-key")
+	if err := run([]string{"-format", "mediacdn", "-profile", "strict", "-ports", ports + ",s3=12",
+		"-s3", "media:eu-west-1:AKIDEXAMPLE:projects/p/secrets/s3/versions/1",
+		"-client-host", "cdn.example.com", "-origin-host", "origins.example.net", "-out", dir}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	o, err := os.ReadFile(filepath.Join(dir, "origins", "bkt-s3-0.yaml"))
+	if err != nil || !strings.Contains(string(o), "awsV4Authentication") || !strings.Contains(string(o), "media.s3.eu-west-1.amazonaws.com") ||
+		strings.Contains(string(o), "test-secret-key") {
+		t.Fatalf("bkt-s3-0.yaml: %v\n%s", err, o)
+	}
+	p, err := topology.ReadParams(filepath.Join(dir, topology.ParamsFile))
+	if err != nil || p.S3 == nil || p.S3.Secret != "test-secret-key" {
+		t.Fatalf("params %+v: %v", p, err)
+	}
+	t.Setenv(envS3Secret, "")
+	if err := run([]string{"-format", "mediacdn", "-ports", ports, "-s3", "media:eu-west-1:AKID:projects/p/secrets/s3/versions/1",
+		"-client-host", "c", "-origin-host", "o", "-out", dir}, io.Discard); err == nil {
+		t.Fatal("-s3 without the secret was accepted")
+	}
+}
