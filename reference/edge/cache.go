@@ -137,8 +137,10 @@ type entryMeta struct {
 	Size      int64  `json:"size,omitempty"`
 	Validator string `json:"validator,omitempty"`
 	// transient: a chunked object that is not stored (RNG-1): its chunks
-	// are not stored either.
-	transient bool
+	// are not stored either. unstorable says why, when the reason is one
+	// a child tier cannot see (shield.UncacheableHeader).
+	transient  bool
+	unstorable string
 }
 
 // validatorOf is what must not change between the chunks of one object
@@ -512,6 +514,9 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 		content.ReadSeeker = obj
 	}
 	s.prepareHead(v, m.Header, m.ClientCC)
+	if m.unstorable != "" && v.r.Header.Get(shield.TierHeader) != "" {
+		v.w.Header().Set(shield.UncacheableHeader, m.unstorable)
+	}
 	if _, ok := m.Header["Content-Type"]; !ok {
 		v.w.Header()["Content-Type"] = nil // no sniffing: the origin sent none
 	}
@@ -577,7 +582,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) prepareHead(v *visit, header http.Header, clientCC string) {
 	h := v.w.Header()
 	for k, vals := range header {
-		if (k == "Age" && h.Get("Age") != "") || k == "Content-Length" || k == "Content-Range" || k == "Cache-Status" {
+		if (k == "Age" && h.Get("Age") != "") || k == "Content-Length" || k == "Content-Range" || k == "Cache-Status" || k == shield.UncacheableHeader {
 			continue
 		}
 		h[k] = slices.Clone(vals)
@@ -723,12 +728,19 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 		d := pol.Decide(req, http.StatusOK, whole, respTime)
 		head.shared = head.shared && (d.Store || !authorized(req))
 		large, why := policy.LargeObjectCacheable(http.StatusPartialContent, hdr)
+		if parentWhy := hdr.Get(shield.UncacheableHeader); parentWhy != "" {
+			large, why = false, "the parent tier's origin response: "+parentWhy // SHD-1 with RNG-1
+		}
+		whole.Del(shield.UncacheableHeader)
 		keep := large && storable(d, whole) && head.shared
 		if !keep {
 			s.log.Info("fill: large object not cached", "request_id", up.id(), "key", key, "reason", why, "decision", d.Reason)
 		}
 		m := meta(http.StatusOK, whole, d)
 		m.Chunked, m.Size, m.transient = true, total, !keep
+		if !large {
+			m.unstorable = why
+		}
 		head.kind, head.meta, head.first, head.header, head.size = chunked, m, first, whole, total
 		if err := fw.Head(head); err != nil {
 			return err

@@ -204,12 +204,14 @@ func (s *Server) upstreamRequest(v *visit) *upstreamReq {
 	if u.parent != nil {
 		h := v.r.Header.Clone()
 		upstream.RemoveHopByHop(h)
+		h.Set(shield.TierHeader, s.name)
 		u.sreq = shield.Request{Method: v.r.Method, Host: v.r.Host, RequestURI: v.r.URL.RequestURI(), Header: h,
 			RequestID: v.id, Body: body, ContentLength: v.r.ContentLength}
 		return u
 	}
 	h := v.r.Header.Clone()
 	upstream.RemoveHopByHop(h)
+	h.Del(shield.TierHeader) // between tiers only
 	routing.ApplyRequestHeaders(h, v.route.Rule.HeaderAction)
 	u.oreq = fetch.Request{
 		Method:           v.r.Method,

@@ -289,3 +289,44 @@ func TestShieldPassesTruncation(t *testing.T) {
 		}
 	}
 }
+
+// RNG-1 through tiers: the shield's own response always has a Date and a
+// Content-Length, so it tells the edge (shield.UncacheableHeader) when the
+// origin's did not; neither tier stores the object, and clients never see
+// the internal header.
+func TestShieldPassesRNG1(t *testing.T) {
+	tr := newTiers(t, 1, func(u *url.URL) shield.Tiers { return shield.Tiers{Default: u} })
+	const path = "/o/nodate"
+	size := int64(3 << 20)
+	if err := tr.emu.PutObjects(objects.Spec{Path: path, Size: &size, CacheControl: "max-age=60"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.emu.AddRules(rules.Rule{Match: rules.Match{Path: path}, Unlimited: true, Action: rules.Action{Omit: []string{"Date"}}}); err != nil {
+		t.Fatal(err)
+	}
+	obj := synth.Object{Path: path, Size: size, Version: "1"}
+	for i := range 2 {
+		resp, err := http.Get(tr.edges[0].URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || int64(len(body)) != size || synth.Verify(obj, 0, body) != nil {
+			t.Fatalf("GET %d: %d bytes, %v", i, len(body), err)
+		}
+		if got := strings.Join(resp.Header.Values("Cache-Status"), ", "); got != "shield; fwd=miss, edge-1; fwd=miss" {
+			t.Fatalf("GET %d: Cache-Status %q, want a miss at both tiers", i, got)
+		}
+		if resp.Header.Get(shield.UncacheableHeader) != "" {
+			t.Fatalf("GET %d: the internal %s header reached the client", i, shield.UncacheableHeader)
+		}
+	}
+	for _, q := range tr.emu.Journal().Query(journal.Query{PathPrefix: path}).Requests {
+		for _, h := range q.Headers {
+			if strings.EqualFold(h.Name, shield.TierHeader) {
+				t.Fatalf("the origin saw the internal %s header", shield.TierHeader)
+			}
+		}
+	}
+}

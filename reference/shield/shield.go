@@ -33,6 +33,17 @@ import (
 	"github.com/edgeconform/edgeconform/reference/fetch"
 )
 
+const (
+	// TierHeader marks a fill from a child tier; its value is the child
+	// node's name. A node removes it before anything goes to an origin.
+	TierHeader = "Edgeconform-Tier"
+	// UncacheableHeader is a parent's answer to a child tier: the object
+	// must not be stored, for a reason only the parent could see in the
+	// origin's response (RNG-1: no Date, no Content-Length, ...), since the
+	// parent's own response to the child has them. The child removes it.
+	UncacheableHeader = "Edgeconform-Uncacheable"
+)
+
 // Tiers maps origins to their shield node.
 type Tiers struct {
 	// Default is the shield for every origin without a region mapping
