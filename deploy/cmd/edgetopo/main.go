@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -198,6 +199,22 @@ func conformance(ctx context.Context, args []string, stdout io.Writer, log *slog
 		return 1, err
 	}
 
+	// With a shield, two more edges in front of it, so the SHD specs run
+	// (EDGECONFORM_EDGES: clients spread over the three edges).
+	edgeURLs := []string{edge.URL}
+	for i := 2; *tiers == 2 && i <= 3; i++ {
+		more, err := edgecontainer.Run(ctx, append(slices.Clone(common), edgecontainer.WithName(fmt.Sprintf("edge-%d", i)),
+			edgecontainer.WithShield("http://shield:"+strconv.Itoa(edgecontainer.ListenPort)),
+			tcnetwork.WithNetwork([]string{fmt.Sprintf("edge-%d", i)}, nw))...)
+		if more != nil {
+			ctrs = append(ctrs, more)
+		}
+		if err != nil {
+			return 1, err
+		}
+		edgeURLs = append(edgeURLs, more.URL)
+	}
+
 	env := map[string]string{
 		"EDGECONFORM_TARGET":      edge.URL,
 		"EDGECONFORM_CONTROL":     emu.ControlURL,
@@ -205,6 +222,9 @@ func conformance(ctx context.Context, args []string, stdout io.Writer, log *slog
 		"EDGECONFORM_PROFILE":     "lab",
 		"EDGECONFORM_CLIENT_HOST": clientHost,
 		"EDGECONFORM_NAME":        fmt.Sprintf("edgecache in Docker (%d tiers)", *tiers),
+	}
+	if len(edgeURLs) > 1 {
+		env["EDGECONFORM_EDGES"] = strings.Join(edgeURLs, ",")
 	}
 	var envList []string
 	for _, k := range slices.Sorted(maps.Keys(env)) {
