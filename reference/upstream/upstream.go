@@ -286,13 +286,14 @@ func (c *Client) roundTripper(t Target) (http.RoundTripper, error) {
 	var rt http.RoundTripper
 	switch t.Protocol {
 	case config.ProtocolHTTP2:
-		rt = &http2.Transport{
-			DialTLSContext: func(ctx context.Context, _, _ string, _ *tls.Config) (net.Conn, error) {
-				return c.dialTLS(ctx, t, "h2")
+		rt = &h2Conn{
+			t: &http2.Transport{
+				DisableCompression: true,
+				ReadIdleTimeout:    30 * time.Second,
+				PingTimeout:        15 * time.Second,
+				IdleConnTimeout:    90 * time.Second,
 			},
-			DisableCompression: true,
-			ReadIdleTimeout:    30 * time.Second,
-			PingTimeout:        15 * time.Second,
+			dial: func(ctx context.Context) (net.Conn, error) { return c.dialTLS(ctx, t, "h2") },
 		}
 	default:
 		protocols := new(http.Protocols)

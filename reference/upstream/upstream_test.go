@@ -426,3 +426,74 @@ func TestNoHiddenRetryOnReusedConnection(t *testing.T) {
 		})
 	}
 }
+
+// ATT-3, ATT-4, ATT-5 (INT): an h2 origin that refuses the stream
+// (RST_STREAM REFUSED_STREAM) or says GOAWAY before answering is one
+// failed attempt, a connect failure: the h2 transport must not resend the
+// request behind the attempt loop's back.
+func TestH2NoHiddenRetry(t *testing.T) {
+	e := startEmu(t)
+	c := newClient(t, e)
+	for _, tc := range []struct {
+		name   string
+		action rules.Action
+	}{
+		{"refused-stream", rules.Action{RSTStream: &rules.Cut{Code: "REFUSED_STREAM"}}},
+		{"goaway-no-error", rules.Action{GoAway: &rules.Cut{Code: "NO_ERROR"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := "/h2-no-retry/" + tc.name
+			if _, err := e.AddRules(rules.Rule{Match: rules.Match{Path: path}, Unlimited: true, Action: tc.action}); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err := roundTrip(t, c, target(t, e, config.ProtocolHTTP2, "h2", "origin.test"), newReq(t, "GET", path))
+			if !IsConnectFailure(err) {
+				t.Fatalf("err = %v (reason %q), want a connect failure", err, Reason(err))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			e.Journal().WaitEnded(ctx, journal.Query{PathPrefix: path}, 1)
+			if n := len(e.Journal().Query(journal.Query{PathPrefix: path}).Requests); n != 1 {
+				t.Fatalf("the origin saw %d requests for one attempt, want 1", n)
+			}
+		})
+	}
+	// The connection is replaced after the GOAWAY: a next request works.
+	if _, _, err := roundTrip(t, c, target(t, e, config.ProtocolHTTP2, "h2", "origin.test"), newReq(t, "GET", "/after")); err != nil {
+		t.Fatalf("a request after the GOAWAY: %v", err)
+	}
+}
+
+// PRT-3: concurrent h2 requests to one target share one connection
+// (multiplexed streams), and all succeed.
+func TestH2ConcurrentRequestsShareAConnection(t *testing.T) {
+	e := startEmu(t)
+	c := newClient(t, e)
+	tgt := target(t, e, config.ProtocolHTTP2, "h2", "origin.test")
+	if _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", "/mux/warm")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, body, err := roundTrip(t, c, tgt, newReq(t, "GET", "/mux/"+strconv.Itoa(i)))
+			if err == nil && len(body) != 1024 {
+				err = errors.New("short body")
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	conns := map[uint64]bool{}
+	for _, q := range e.Journal().Query(journal.Query{PathPrefix: "/mux/"}).Requests {
+		conns[q.ConnID] = true
+	}
+	if len(conns) != 1 {
+		t.Fatalf("%d requests used %d connections, want 1", n+1, len(conns))
+	}
+}
