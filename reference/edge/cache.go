@@ -218,8 +218,8 @@ func (s *Server) serveCached(v *visit) bool {
 	return true
 }
 
-// lookup opens key's entry for v, or returns nil (a miss).
-func (s *Server) lookup(v *visit, pol policy.Policy, key string) *storedEntry {
+// lookup opens key's entry for r's variant, or returns nil (a miss).
+func (s *Server) lookup(pol policy.Policy, key string, r *http.Request) *storedEntry {
 	rd, ok := s.store.Open(key)
 	if !ok {
 		return nil
@@ -230,7 +230,7 @@ func (s *Server) lookup(v *visit, pol policy.Policy, key string) *storedEntry {
 		return nil
 	}
 	if len(m.Vary) > 0 {
-		if vk, ok := pol.VaryKey(key, m.Vary, v.r); !ok || vk != m.Variant {
+		if vk, ok := pol.VaryKey(key, m.Vary, r); !ok || vk != m.Variant {
 			rd.Close()
 			return nil
 		}
@@ -238,16 +238,22 @@ func (s *Server) lookup(v *visit, pol policy.Policy, key string) *storedEntry {
 	return &storedEntry{m: m, rd: rd}
 }
 
+// fresh reports the entry's current age and whether it may be used
+// without revalidation.
+func (e *storedEntry) fresh() (time.Duration, bool) {
+	age := policy.CurrentAge(e.m.Header, e.m.ReqTime, e.m.RespTime, time.Now())
+	return age, policy.Fresh(policy.Decision{Store: true, TTL: e.m.TTL, NoCache: e.m.NoCache}, age)
+}
+
 // serveKey is one pass of serveCached; retry means nothing was sent and
 // the object changed (RNG-5).
 func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry bool) {
 	r := v.r
-	stale := s.lookup(v, pol, key)
+	stale := s.lookup(pol, key, r)
 	fwd := "miss"
 	if stale != nil {
 		defer stale.rd.Close()
-		age := policy.CurrentAge(stale.m.Header, stale.m.ReqTime, stale.m.RespTime, time.Now())
-		if policy.Fresh(policy.Decision{Store: true, TTL: stale.m.TTL, NoCache: stale.m.NoCache}, age) {
+		if age, ok := stale.fresh(); ok {
 			v.cache, v.cacheHdr = "hit", s.name+"; hit"
 			v.w.Header().Set("Age", strconv.FormatInt(int64(age/time.Second), 10))
 			return s.serveEntry(v, key, stale.m, stale.rd, nil, 0)
@@ -642,22 +648,13 @@ func authorized(r *http.Request) bool { return r.Header.Get("Authorization") != 
 
 // freshEntry reports whether key has a fresh entry for req's variant.
 func (s *Server) freshEntry(pol policy.Policy, key string, req *http.Request) bool {
-	rd, ok := s.store.Open(key)
-	if !ok {
+	e := s.lookup(pol, key, req)
+	if e == nil {
 		return false
 	}
-	defer rd.Close()
-	var m entryMeta
-	if json.Unmarshal(rd.Meta(), &m) != nil {
-		return false
-	}
-	if len(m.Vary) > 0 {
-		if vk, ok := pol.VaryKey(key, m.Vary, req); !ok || vk != m.Variant {
-			return false
-		}
-	}
-	age := policy.CurrentAge(m.Header, m.ReqTime, m.RespTime, time.Now())
-	return policy.Fresh(policy.Decision{Store: true, TTL: m.TTL, NoCache: m.NoCache}, age)
+	defer e.rd.Close()
+	_, ok := e.fresh()
+	return ok
 }
 
 // publish sorts the fill's response and streams it.
