@@ -50,7 +50,7 @@ func Markdown(files []results.File) string {
 	}
 	b.WriteString("\n| rule | level | ")
 	for _, f := range files {
-		fmt.Fprintf(&b, "%s | ", mdCell(f.Implementation))
+		fmt.Fprintf(&b, "%s (%s) | ", mdCell(f.Implementation), mdCell(f.Profile))
 	}
 	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(files)) + "\n")
 	for i, r := range catalog.All() {
