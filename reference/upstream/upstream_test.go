@@ -241,9 +241,9 @@ func TestConnectionFaults(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancelCause(context.Background())
 			defer cancel(nil)
+			start := time.Now() // before the timer: it cannot fire sooner than timeout after start
 			timer := time.AfterFunc(timeout, func() { cancel(ErrConnectTimeout) })
 			defer timer.Stop()
-			start := time.Now()
 			_, err := c.RoundTrip(ctx, tgt, newReq(t, "GET", "/fault"))
 			took := time.Since(start)
 			if !IsConnectFailure(err) || Reason(err) != tc.wantReason {
