@@ -31,15 +31,39 @@ type h2Conn struct {
 // RoundTrip implements http.RoundTripper: exactly one request on the wire.
 // It reports the connection to the request's httptrace GotConn hook, as
 // http2.Transport does (the caller learns the IP and that it connected).
+//
+// The one case it takes another connection for is a connection that turned
+// unusable before the request was sent (closed meanwhile): nothing reached
+// the origin, so that is not an attempt.
 func (h *h2Conn) RoundTrip(req *http.Request) (*http.Response, error) {
-	cc, nc, reused, err := h.conn(req.Context())
-	if err != nil {
-		return nil, err
+	for tries := 0; ; tries++ {
+		cc, nc, reused, err := h.conn(req.Context())
+		if err != nil {
+			return nil, err
+		}
+		if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
+			trace.GotConn(httptrace.GotConnInfo{Conn: nc, Reused: reused})
+		}
+		resp, err := cc.RoundTrip(req)
+		if err != nil && tries < 3 && err.Error() == errUnusable {
+			h.forget(cc)
+			continue
+		}
+		return resp, err
 	}
-	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
-		trace.GotConn(httptrace.GotConnInfo{Conn: nc, Reused: reused})
+}
+
+// errUnusable is x/net's error (unexported) for a request refused by a
+// connection before anything was sent.
+const errUnusable = "http2: client conn not usable"
+
+// forget drops cc as the current connection.
+func (h *h2Conn) forget(cc *http2.ClientConn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.cc == cc {
+		h.cc, h.nc = nil, nil
 	}
-	return cc.RoundTrip(req)
 }
 
 // conn returns a connection with a stream reserved for the caller,
@@ -70,18 +94,11 @@ func (h *h2Conn) conn(ctx context.Context) (cc *http2.ClientConn, nc net.Conn, r
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch old := h.cc; {
-	case old != nil && old.CanTakeNewRequest():
-		// Another request installed a usable connection meanwhile: this
-		// one serves this request only.
-		cc.SetDoNotReuse()
-	default:
-		if old != nil {
-			old.SetDoNotReuse() // its streams finish; then it closes
-			if old.State().StreamsActive == 0 {
-				old.Close()
-			}
-		}
+	// Install it unless another request installed a usable connection
+	// meanwhile (then this one serves this request and closes when idle).
+	// A replaced connection is not closed here: requests may hold
+	// reservations on it; it closes when idle (IdleConnTimeout) or broken.
+	if h.cc == nil || !h.cc.CanTakeNewRequest() {
 		h.cc, h.nc = cc, nc
 	}
 	return cc, nc, false, nil
