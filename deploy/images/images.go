@@ -467,3 +467,20 @@ func Start(ctx context.Context, req testcontainers.GenericContainerRequest, cust
 	}
 	return ctr, nil
 }
+
+// Split applies a module's own options (of type O) to a fresh S and returns
+// the other customizers, which go to Start.
+func Split[S any, O ~func(*S) error](opts []testcontainers.ContainerCustomizer) (S, []testcontainers.ContainerCustomizer, error) {
+	var s S
+	var rest []testcontainers.ContainerCustomizer
+	for _, o := range opts {
+		if mo, ok := o.(O); ok {
+			if err := mo(&s); err != nil {
+				return s, nil, err
+			}
+			continue
+		}
+		rest = append(rest, o)
+	}
+	return s, rest, nil
+}

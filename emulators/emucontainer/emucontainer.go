@@ -183,16 +183,9 @@ func config(s *settings, ls []originemu.ListenerConfig) ([]byte, error) {
 
 // Run starts an emulator container and waits for its control API.
 func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
-	var s settings
-	var rest []testcontainers.ContainerCustomizer
-	for _, o := range opts {
-		if mo, ok := o.(Option); ok {
-			if err := mo(&s); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		rest = append(rest, o)
+	s, rest, err := images.Split[settings, Option](opts)
+	if err != nil {
+		return nil, err
 	}
 	ls := listeners(s.listeners)
 	cfg, err := config(&s, ls)

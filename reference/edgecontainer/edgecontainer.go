@@ -152,16 +152,9 @@ func (s *settings) command() ([]string, []testcontainers.ContainerFile) {
 
 // Run starts an edge cache container and waits for /healthz.
 func Run(ctx context.Context, opts ...testcontainers.ContainerCustomizer) (*Container, error) {
-	var s settings
-	var rest []testcontainers.ContainerCustomizer
-	for _, o := range opts {
-		if mo, ok := o.(Option); ok {
-			if err := mo(&s); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		rest = append(rest, o)
+	s, rest, err := images.Split[settings, Option](opts)
+	if err != nil {
+		return nil, err
 	}
 	if len(s.config) == 0 {
 		return nil, errors.New("edgecontainer: WithConfig is required")
