@@ -1,10 +1,17 @@
 // Package reference is the reference edge cache: it behaves as Google Media
 // CDN documents its origin behaviour, configured with Media CDN's own
-// resources. The pieces are separate packages: config (resources,
-// validation), pathtemplate, routing, upstream (one origin attempt), fetch
-// (the attempt loop), edge (the client-facing handler) and cmd/edgecache
-// (the CLI), with caching in cache/policy (HTTP cache semantics),
-// cache/store (storage) and cache/collapse (request collapsing); edge uses
-// them for whole objects up to 1 MiB. Ranges, large objects, revalidation
-// and shielding are still to come.
+// resources. The pieces are separate packages, each with one job:
+//
+//   - config: the resources, strict loading and validation, effective settings
+//   - pathtemplate, routing: host and route matching, rewrites, redirects at the edge
+//   - upstream: one origin attempt over HTTP, HTTPS or HTTP2, with its Host and SNI
+//   - fetch: the attempt loop (retries, failover, redirects, timeouts, 502/504)
+//   - secrets: the keys and tokens bucket origins are read with
+//   - cache/policy, cache/store, cache/collapse: HTTP cache semantics,
+//     storage, and request collapsing
+//   - shield: the parent tier (SHD)
+//   - edge: the client-facing handler: receive, route, the cache path
+//     (lookup, revalidation, whole and 2 MiB chunked fills, ranges), deliver, log
+//   - logsink: the asynchronous log writer
+//   - cmd/edgecache: the CLI; edgecontainer: a testcontainers-go module
 package reference

@@ -10,7 +10,7 @@
 //	emu.CA                    // the emulator's test CA, PEM
 //
 // The image is built from this repository when it is missing (see
-// deploy/images); nothing is pulled. Any testcontainers.ContainerCustomizer
+// internal/images); nothing is pulled. Any testcontainers.ContainerCustomizer
 // applies too (network.WithNetwork for aliases on a private network,
 // testcontainers.WithImage to use an image built elsewhere).
 //
@@ -34,11 +34,11 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 	"sigs.k8s.io/yaml"
 
-	"github.com/edgeconform/edgeconform/deploy/images"
 	"github.com/edgeconform/edgeconform/emulators/emuclient"
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
 	"github.com/edgeconform/edgeconform/emulators/rules"
+	"github.com/edgeconform/edgeconform/internal/images"
 )
 
 const (

@@ -11,7 +11,7 @@
 //	edge.AdminURL   // /healthz, /metrics, from the host
 //
 // The image is built from this repository when it is missing (see
-// deploy/images); nothing is pulled. Inside the container the edge listens
+// internal/images); nothing is pulled. Inside the container the edge listens
 // on 0.0.0.0:8000 (ListenPort) and serves its admin endpoints on
 // 0.0.0.0:9090 (AdminPort); Run waits for /healthz.
 package edgecontainer
@@ -31,7 +31,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
-	"github.com/edgeconform/edgeconform/deploy/images"
+	"github.com/edgeconform/edgeconform/internal/images"
 )
 
 const (

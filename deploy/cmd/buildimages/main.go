@@ -15,7 +15,7 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/edgeconform/edgeconform/deploy/images"
+	"github.com/edgeconform/edgeconform/internal/images"
 )
 
 func main() {

@@ -2,7 +2,7 @@
 // (images built from this checkout; nothing is pulled).
 //
 //	edgetopo up
-//	    the multi-host topology of deploy/topology (two origins, a shield,
+//	    the multi-host topology of deploy/multihost (two origins, a shield,
 //	    three edges); prints the URLs and waits for Ctrl-C
 //	edgetopo conformance [-tiers 2|1] [-keep] [-- GO_TEST_ARGS...]
 //	    the conformance suites' origins (one emulator with the suites'
@@ -39,11 +39,11 @@ import (
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 
 	"github.com/edgeconform/edgeconform/deploy/dockertest"
-	"github.com/edgeconform/edgeconform/deploy/images"
-	"github.com/edgeconform/edgeconform/deploy/topology"
+	"github.com/edgeconform/edgeconform/deploy/multihost"
 	"github.com/edgeconform/edgeconform/emulators/emucontainer"
+	"github.com/edgeconform/edgeconform/internal/images"
 	"github.com/edgeconform/edgeconform/reference/edgecontainer"
-	suitetopo "github.com/edgeconform/edgeconform/suites/topology"
+	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
 func main() {
@@ -76,7 +76,7 @@ func run(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger)
 
 // up runs the multi-host topology until interrupted.
 func up(ctx context.Context, stdout io.Writer, log *slog.Logger) (int, error) {
-	topo, err := topology.Start(ctx, topology.Options{Logger: log})
+	topo, err := multihost.Start(ctx, multihost.Options{Logger: log})
 	if err != nil {
 		return 1, err
 	}
@@ -87,7 +87,7 @@ func up(ctx context.Context, stdout io.Writer, log *slog.Logger) (int, error) {
 	for i, e := range topo.Edges {
 		fmt.Fprintf(stdout, "edge-%d          %s  admin %s\n", i+1, e.URL, e.AdminURL)
 	}
-	fmt.Fprintf(stdout, "try: curl -s -D - -o /dev/null -H 'Host: %s' %s/video/seg1.ts\n", topology.ClientHost, topo.Edges[0].URL)
+	fmt.Fprintf(stdout, "try: curl -s -D - -o /dev/null -H 'Host: %s' %s/video/seg1.ts\n", multihost.ClientHost, topo.Edges[0].URL)
 	fmt.Fprintln(stdout, "Ctrl-C stops and removes the containers")
 	<-ctx.Done()
 	return 0, nil
@@ -146,7 +146,7 @@ func conformance(ctx context.Context, args []string, stdout io.Writer, log *slog
 	// port-80/443 ones (DefaultPortHost left empty).
 	emuOpts := []testcontainers.ContainerCustomizer{testcontainers.WithImage(emuImage),
 		tcnetwork.WithNetwork([]string{originsAlias, originsAltAlias}, nw)}
-	for _, l := range suitetopo.Listeners() {
+	for _, l := range topology.Listeners() {
 		if l.DefaultPort == 0 {
 			emuOpts = append(emuOpts, emucontainer.WithListener(l.Name, string(l.Profile)))
 		}
@@ -218,7 +218,7 @@ func conformance(ctx context.Context, args []string, stdout io.Writer, log *slog
 	env := map[string]string{
 		"EDGECONFORM_TARGET":      edge.URL,
 		"EDGECONFORM_CONTROL":     emu.ControlURL,
-		"EDGECONFORM_TOPOLOGY":    filepath.Join(dir, suitetopo.ParamsFile),
+		"EDGECONFORM_TOPOLOGY":    filepath.Join(dir, topology.ParamsFile),
 		"EDGECONFORM_PROFILE":     "lab",
 		"EDGECONFORM_CLIENT_HOST": clientHost,
 		"EDGECONFORM_NAME":        fmt.Sprintf("edgecache in Docker (%d tiers)", *tiers),

@@ -1,4 +1,4 @@
-// Package topology starts a tiered edge-cache topology in containers on a
+// Package multihost starts a tiered edge-cache topology in containers on a
 // private Docker network:
 //
 //	client ──► edge-1 ┐
@@ -15,7 +15,7 @@
 //
 // The multi-host test and `make conformance-docker` (deploy/cmd/edgetopo)
 // use it.
-package topology
+package multihost
 
 import (
 	"context"
@@ -36,8 +36,8 @@ import (
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/edgeconform/edgeconform/deploy/images"
 	"github.com/edgeconform/edgeconform/emulators/emucontainer"
+	"github.com/edgeconform/edgeconform/internal/images"
 	"github.com/edgeconform/edgeconform/reference/edgecontainer"
 )
 
@@ -115,7 +115,7 @@ type Topology struct {
 func Config(o Options) []byte {
 	o.defaults()
 	ct := o.ConnectTimeout.String()
-	return fmt.Appendf(nil, `# The multi-host topology (deploy/topology): every node runs this file.
+	return fmt.Appendf(nil, `# The multi-host topology (deploy/multihost): every node runs this file.
 origins:
   - name: primary
     originAddress: %s

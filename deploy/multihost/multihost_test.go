@@ -1,4 +1,4 @@
-package topology_test
+package multihost_test
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/deploy/dockertest"
-	"github.com/edgeconform/edgeconform/deploy/topology"
+	"github.com/edgeconform/edgeconform/deploy/multihost"
 	"github.com/edgeconform/edgeconform/emulators/emucontainer"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
@@ -44,7 +44,7 @@ func TestMultiHost(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	start := time.Now()
-	topo, err := topology.Start(ctx, topology.Options{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
+	topo, err := multihost.Start(ctx, multihost.Options{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestMultiHost(t *testing.T) {
 // edge, while the origin holds the one fill: the origins see one request per
 // key; each edge forwards one miss and each tier's other requests are
 // collapsed or hits; a second round is all hits.
-func testShielding(ctx context.Context, t *testing.T, topo *topology.Topology) {
+func testShielding(ctx context.Context, t *testing.T, topo *multihost.Topology) {
 	const clientsPerEdge = 4
 	keys := []string{"/shd/a.ts", "/shd/b.ts", "/shd/c.ts"}
 	primary, backup := topo.Primary.Client(), topo.Backup.Client()
@@ -203,10 +203,10 @@ func testShielding(ctx context.Context, t *testing.T, topo *topology.Topology) {
 		}
 		// The fill is whole (200) or the first chunk (206 to a range
 		// request covering the object).
-		if p[0].Host != topology.ClientHost || (p[0].Status != http.StatusOK && p[0].Status != http.StatusPartialContent) ||
+		if p[0].Host != multihost.ClientHost || (p[0].Status != http.StatusOK && p[0].Status != http.StatusPartialContent) ||
 			p[0].End != "complete" || p[0].BodyBytes != objectSize {
 			t.Errorf("%s: origin fill Host %q status %d end %q body %d, want Host %s (the client's), 200 or 206, complete, %d bytes",
-				k, p[0].Host, p[0].Status, p[0].End, p[0].BodyBytes, topology.ClientHost, objectSize)
+				k, p[0].Host, p[0].Status, p[0].End, p[0].BodyBytes, multihost.ClientHost, objectSize)
 		}
 	}
 }
@@ -214,7 +214,7 @@ func testShielding(ctx context.Context, t *testing.T, topo *topology.Topology) {
 // testFailover cuts the primary off the network: the shield's attempts to
 // it time out after connectTimeout (no refusal, no DNS error: the packets go
 // nowhere) and the backup answers.
-func testFailover(ctx context.Context, t *testing.T, topo *topology.Topology) {
+func testFailover(ctx context.Context, t *testing.T, topo *multihost.Topology) {
 	primary, backup := topo.Primary.Client(), topo.Backup.Client()
 	ct := topo.Options.ConnectTimeout
 
@@ -242,7 +242,7 @@ func testFailover(ctx context.Context, t *testing.T, topo *topology.Topology) {
 	const during = 3
 	for i := range during {
 		path := fmt.Sprintf("/fo/during-%d.ts", i)
-		host := topology.ClientHost
+		host := multihost.ClientHost
 		if i > 0 {
 			host = fmt.Sprintf("fresh-%d.example.com", i)
 		}
@@ -314,7 +314,7 @@ func testFailover(ctx context.Context, t *testing.T, topo *topology.Topology) {
 
 // testRecovery puts the primary back at its address: the next fills go to
 // it again, without waiting for a timeout.
-func testRecovery(ctx context.Context, t *testing.T, topo *topology.Topology) {
+func testRecovery(ctx context.Context, t *testing.T, topo *multihost.Topology) {
 	if err := topo.Reconnect(ctx, topo.Primary); err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +365,7 @@ type response struct {
 }
 
 func get(ctx context.Context, e *edgecontainer.Container, path string) (response, error) {
-	return getHost(ctx, e, topology.ClientHost, path)
+	return getHost(ctx, e, multihost.ClientHost, path)
 }
 
 // getHost is get with another Host.
