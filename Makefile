@@ -32,6 +32,13 @@ bench:
 		./emulators/synth/ ./emulators/wire/... ./emulators/originemu/ \
 		./reference/routing/ ./reference/edge/
 
+# Side by side with nginx (bench/cmd/bench-peers): hits and uncached
+# proxying, alternating wrk rounds, ratio of medians; installs nginx and wrk
+# from Debian when missing (as root). BENCH_PEERS_FLAGS: -rounds, -duration, -rows.
+.PHONY: bench-peers
+bench-peers:
+	$(GO) run ./bench/cmd/bench-peers $(BENCH_PEERS_FLAGS)
+
 # Start the origin emulator
 # with its default set of listeners (see the README). Ctrl-C stops it.
 emulate:

@@ -76,6 +76,7 @@ type diskEntry struct {
 	size     int64 // body
 	fileSize int64
 	seq      uint64
+	note     note
 }
 
 // NewDisk opens (creating it if needed) a Disk store in dir holding at most
@@ -245,7 +246,7 @@ func (d *Disk) Open(key string) (Reader, bool) {
 			continue
 		}
 		d.hits.Add(1)
-		return &diskReader{SectionReader: io.NewSectionReader(f, 0, e.size), f: f, meta: e.meta}, true
+		return &diskReader{SectionReader: io.NewSectionReader(f, 0, e.size), f: f, e: e}, true
 	}
 	d.misses.Add(1)
 	return nil, false
@@ -386,9 +387,11 @@ func syncDir(dir string) error {
 
 type diskReader struct {
 	*io.SectionReader
-	f    *os.File
-	meta []byte
+	f *os.File
+	e *diskEntry
 }
 
-func (r *diskReader) Meta() []byte { return r.meta }
-func (r *diskReader) Close() error { return r.f.Close() }
+func (r *diskReader) Meta() []byte  { return r.e.meta }
+func (r *diskReader) Note() any     { return r.e.note.get() }
+func (r *diskReader) SetNote(v any) { r.e.note.set(v) }
+func (r *diskReader) Close() error  { return r.f.Close() }

@@ -28,6 +28,7 @@ type memEntry struct {
 	chunks [][]byte // every chunk chunkSize long but the last
 	size   int64
 	weight int64
+	note   note
 }
 
 // NewMemory returns a Memory store holding at most about maxBytes (see the
@@ -148,8 +149,10 @@ type memReader struct {
 	closed atomic.Bool
 }
 
-func (r *memReader) Meta() []byte { return r.e.meta }
-func (r *memReader) Size() int64  { return r.e.size }
+func (r *memReader) Meta() []byte  { return r.e.meta }
+func (r *memReader) Note() any     { return r.e.note.get() }
+func (r *memReader) SetNote(v any) { r.e.note.set(v) }
+func (r *memReader) Size() int64   { return r.e.size }
 
 func (r *memReader) ReadAt(p []byte, off int64) (int, error) {
 	if r.closed.Load() {

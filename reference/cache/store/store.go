@@ -84,6 +84,28 @@ type Reader interface {
 	Close() error
 }
 
+// Noted is implemented by the Readers of both stores: a committed entry
+// keeps one value beside its bytes, in memory, set by any reader and seen by
+// every later reader of the same entry (a replacement starts without one).
+// The edge keeps the entry's decoded metadata there, so that a hit does not
+// decode it again. The value must be treated as immutable once set.
+type Noted interface {
+	Note() any
+	SetNote(v any)
+}
+
+// note is the value a committed entry keeps for [Noted].
+type note struct{ v atomic.Pointer[any] }
+
+func (n *note) get() any {
+	if p := n.v.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (n *note) set(v any) { n.v.Store(&v) }
+
 // Stats are a store's counters.
 type Stats struct {
 	Entries   int    // entries in the index (otter's estimate)
@@ -107,6 +129,8 @@ var (
 var (
 	_ Store = (*Memory)(nil)
 	_ Store = (*Disk)(nil)
+	_ Noted = (*memReader)(nil)
+	_ Noted = (*diskReader)(nil)
 )
 
 // weightOf converts n bytes to an otter weight in units of unit bytes,

@@ -629,3 +629,35 @@ func BenchmarkDiskWrite(b *testing.B) {
 		})
 	}
 }
+
+// An entry's note is seen by every later reader of that entry and by no
+// reader of the entry that replaces it.
+func TestNoteBelongsToTheCommittedEntry(t *testing.T) {
+	for _, sc := range storeCases {
+		t.Run(sc.name, func(t *testing.T) {
+			s := sc.open(t, 1<<20)
+			put(t, s, "k", []byte("m1"), []byte("body one"), 3)
+			note := func() any {
+				rd, ok := s.Open("k")
+				if !ok {
+					t.Fatal("entry missing")
+				}
+				defer rd.Close()
+				return rd.(Noted).Note()
+			}
+			if v := note(); v != nil {
+				t.Fatalf("a new entry has the note %v", v)
+			}
+			rd, _ := s.Open("k")
+			rd.(Noted).SetNote("decoded m1")
+			rd.Close()
+			if v := note(); v != "decoded m1" {
+				t.Fatalf("a later reader sees the note %v, want the one set", v)
+			}
+			put(t, s, "k", []byte("m2"), []byte("body two"), 3)
+			if v := note(); v != nil {
+				t.Fatalf("the replacing entry has the old entry's note %v", v)
+			}
+		})
+	}
+}

@@ -3,7 +3,7 @@
 // file; see package config).
 //
 //	edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM_FILE]...
-//	                [--resolve HOST=IP]... [--admin ADDR] [--log-format json|text]
+//	                [--resolve HOST=IP]... [--admin ADDR] [--log-format json|text] [--log-level LEVEL]
 //	                [--secrets DIR] [--gcs-endpoint URL] [--gcs-token-file FILE]
 //	                [--cache-size SIZE] [--cache-dir DIR] [--name NAME]
 //	                [--shield URL] [--shield-region REGION=URL]...

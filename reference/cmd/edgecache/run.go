@@ -21,9 +21,11 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/logsink"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -141,6 +143,7 @@ func validate(args []string, stdout io.Writer) error {
 
 type serveFlags struct {
 	file, listen, admin, logFormat string
+	logLevel                       slog.Level
 	secrets, gcsEndpoint, gcsToken string
 	lab                            bool
 	cas, resolves                  multiFlag
@@ -157,6 +160,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.listen, "listen", "", "client-facing `ADDR` (host:port)")
 	fs.StringVar(&f.admin, "admin", "", "`ADDR` for /healthz and /metrics")
 	fs.StringVar(&f.logFormat, "log-format", "json", "json or text")
+	fs.TextVar(&f.logLevel, "log-level", slog.LevelInfo, "lowest `LEVEL` logged: debug, info (one record per request), warn or error")
 	fs.BoolVar(&f.lab, "lab", false, "relax the lower bounds of timeouts")
 	fs.Var(&f.cas, "origin-ca", "PEM `FILE` of extra roots for origin TLS (repeatable)")
 	fs.Var(&f.resolves, "resolve", "`HOST=IP` for an origin host (repeatable)")
@@ -287,11 +291,17 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Records go through an asynchronous buffered sink, so no request waits
+	// on stderr; Close (last, after the servers and the cache) writes what is
+	// pending.
+	sink := logsink.New(stderr, logsink.Options{})
+	defer sink.Close()
+	hopts := &slog.HandlerOptions{Level: f.logLevel}
 	var log *slog.Logger
 	if f.logFormat == "text" {
-		log = slog.New(slog.NewTextHandler(stderr, nil))
+		log = slog.New(slog.NewTextHandler(sink, hopts))
 	} else {
-		log = slog.New(slog.NewJSONHandler(stderr, nil))
+		log = slog.New(slog.NewJSONHandler(sink, hopts))
 	}
 	store := secrets.None
 	if f.secrets != "" {
@@ -323,6 +333,10 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	metrics.RegisterCache(handler)
+	metrics.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "edgecache_log_records_dropped_total",
+		Help: "Log records dropped because the log's destination fell behind (the sink's bound of pending bytes was full).",
+	}, func() float64 { return float64(sink.Dropped()) }))
 	defer handler.Close() // after the servers' Shutdown below: in-flight requests finish first
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {

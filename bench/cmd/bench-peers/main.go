@@ -1,0 +1,677 @@
+// Command bench-peers measures the reference edge cache side by side with
+// nginx, the peer a user would pick instead (make bench-peers).
+//
+// It starts one origin (nginx serving static files), nginx as a caching
+// proxy (proxy_cache, worker_processes 2, an upstream keep-alive pool) and
+// edgecache, both in front of that origin on loopback, and drives both
+// with wrk in alternating rounds (A B A B ...), so that a noisy, shared
+// machine slows both alike and the ratio of medians stays meaningful. Rows:
+// cache hits of 1 KiB, 64 KiB and 1 MiB, and uncached proxying (edgecache's
+// BYPASS_CACHE route, nginx proxy_pass) of 1 KiB and 64 KiB; each with
+// per-request logging on in both (nginx access_log buffered to a file,
+// edgecache its default JSON log to a file) and off. Before a row is
+// counted, every response must be a 200 of the full size: a check with a
+// Go client first, then wrk's own counts (no non-2xx, no socket errors,
+// bytes read per request at least the object's size). It also measures
+// p50/p99 latency at a fixed request rate below saturation (an open-loop
+// Go generator: latency from each request's scheduled time) and each
+// server's peak RSS (VmHWM, nginx's master and workers summed).
+//
+//	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-rows hit-1k,...]
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+type row struct {
+	name string
+	path string // same path on both proxies and the origin
+	size int
+	rate int // requests per second for the fixed-rate latency run
+}
+
+var allRows = []row{
+	{"hit-1k", "/hit/1k.bin", 1 << 10, 2000},
+	{"hit-64k", "/hit/64k.bin", 64 << 10, 1000},
+	{"hit-1m", "/hit/1m.bin", 1 << 20, 200},
+	{"proxy-1k", "/pass/1k.bin", 1 << 10, 1000},
+	{"proxy-64k", "/pass/64k.bin", 64 << 10, 500},
+}
+
+type settings struct {
+	rounds      int
+	duration    time.Duration
+	connections int
+	latencyFor  time.Duration
+	rows        []row
+	keep        bool
+}
+
+func main() {
+	var s settings
+	flag.IntVar(&s.rounds, "rounds", 3, "alternating rounds per row and implementation")
+	flag.DurationVar(&s.duration, "duration", 5*time.Second, "length of one wrk round")
+	flag.IntVar(&s.connections, "connections", 64, "keep-alive connections (wrk -c)")
+	flag.DurationVar(&s.latencyFor, "latency-duration", 5*time.Second, "length of the fixed-rate latency run per row (0: skip)")
+	rowsFlag := flag.String("rows", "", "comma-separated rows to run (default all: "+rowNames(allRows)+")")
+	flag.BoolVar(&s.keep, "keep", false, "keep the temporary directory (configs, logs)")
+	flag.Parse()
+	s.rows = allRows
+	if *rowsFlag != "" {
+		s.rows = nil
+		for _, n := range strings.Split(*rowsFlag, ",") {
+			i := slices.IndexFunc(allRows, func(r row) bool { return r.name == n })
+			if i < 0 {
+				fmt.Fprintf(os.Stderr, "bench-peers: unknown row %q (rows: %s)\n", n, rowNames(allRows))
+				os.Exit(2)
+			}
+			s.rows = append(s.rows, allRows[i])
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, s); err != nil {
+		fmt.Fprintln(os.Stderr, "bench-peers:", err)
+		os.Exit(1)
+	}
+}
+
+func rowNames(rs []row) string {
+	var n []string
+	for _, r := range rs {
+		n = append(n, r.name)
+	}
+	return strings.Join(n, ",")
+}
+
+func run(ctx context.Context, s settings) error {
+	nginx, err := need("nginx", "nginx")
+	if err != nil {
+		return err
+	}
+	wrk, err := need("wrk", "wrk")
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "bench-peers-")
+	if err != nil {
+		return err
+	}
+	if s.keep {
+		fmt.Println("keeping", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	edgecache := filepath.Join(dir, "edgecache")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", edgecache, "./reference/cmd/edgecache").CombinedOutput(); err != nil {
+		return fmt.Errorf("building edgecache (run from the repository's root): %v\n%s", err, out)
+	}
+	for _, sub := range []string{"hit", "pass"} {
+		if err := os.MkdirAll(filepath.Join(dir, "docroot", sub), 0o755); err != nil {
+			return err
+		}
+		for _, r := range allRows {
+			if err := os.WriteFile(filepath.Join(dir, "docroot", sub, filepath.Base(r.path)), pattern(r.size), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return err
+	}
+	origin := &proc{name: "origin nginx"}
+	if err := origin.startNginx(ctx, nginx, dir, "origin", originConf(dir, ports[0])); err != nil {
+		return err
+	}
+	defer origin.stop()
+	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/hit/1k.bin", ports[0])); err != nil {
+		return fmt.Errorf("origin: %w\n%s", err, origin.tail())
+	}
+	fmt.Printf("bench-peers: %d round(s) of %v per row and implementation, wrk -t1 -c%d, alternating nginx / edgecache\n",
+		s.rounds, s.duration, s.connections)
+	var tables []string
+	for _, logging := range []bool{true, false} {
+		t, err := measure(ctx, s, dir, nginx, wrk, edgecache, ports, logging)
+		if err != nil {
+			return err
+		}
+		tables = append(tables, t)
+	}
+	fmt.Println()
+	fmt.Println(strings.Join(tables, "\n"))
+	return nil
+}
+
+// measure runs every row with logging on or off in both proxies.
+func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string, ports []int, logging bool) (string, error) {
+	mode := "off"
+	if logging {
+		mode = "on"
+	}
+	proxy := &proc{name: "nginx proxy"}
+	if err := proxy.startNginx(ctx, nginx, dir, "proxy-log-"+mode, proxyConf(dir, ports[1], ports[0], logging)); err != nil {
+		return "", err
+	}
+	defer proxy.stop()
+	edge := &proc{name: "edgecache"}
+	cfg := filepath.Join(dir, "edgecache.yaml")
+	if err := os.WriteFile(cfg, []byte(edgeConf(ports[0])), 0o644); err != nil {
+		return "", err
+	}
+	args := []string{"serve", "--config", cfg, "--listen", fmt.Sprintf("127.0.0.1:%d", ports[2]), "--cache-size", "512MiB"}
+	logFile := os.DevNull
+	if logging {
+		logFile = filepath.Join(dir, "edgecache-"+mode+".log")
+	} else {
+		args = append(args, "--log-level", "warn")
+	}
+	if err := edge.start(ctx, logFile, edgecache, args...); err != nil {
+		return "", err
+	}
+	defer edge.stop()
+	impls := []struct {
+		name string
+		base string
+		p    *proc
+	}{
+		{"nginx", fmt.Sprintf("http://127.0.0.1:%d", ports[1]), proxy},
+		{"edgecache", fmt.Sprintf("http://127.0.0.1:%d", ports[2]), edge},
+	}
+	for _, im := range impls {
+		if err := waitHTTP(ctx, im.base+"/hit/1k.bin"); err != nil {
+			return "", fmt.Errorf("%s: %w\n%s", im.name, err, im.p.tail())
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "### logging %s\n\n", mode)
+	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx p50/p99 | edgecache p50/p99 | at rate |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range s.rows {
+		for _, im := range impls { // fill the caches; every response must be complete
+			if err := checkFull(ctx, im.base+r.path, r.size, 3); err != nil {
+				return "", fmt.Errorf("%s %s: %w", im.name, r.name, err)
+			}
+		}
+		rps := map[string][]float64{}
+		for round := range s.rounds {
+			for _, im := range impls {
+				res, err := runWrk(ctx, wrk, im.base+r.path, s)
+				if err != nil {
+					return "", fmt.Errorf("%s %s round %d: %w", im.name, r.name, round+1, err)
+				}
+				if err := res.complete(r.size); err != nil {
+					return "", fmt.Errorf("%s %s round %d: not counted: %w", im.name, r.name, round+1, err)
+				}
+				rps[im.name] = append(rps[im.name], res.rps)
+				fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s\n", mode, r.name, im.name, round+1, res.rps)
+			}
+		}
+		lat := map[string]string{}
+		for _, im := range impls {
+			if s.latencyFor <= 0 {
+				lat[im.name] = "—"
+				continue
+			}
+			p50, p99, err := fixedRate(ctx, im.base+r.path, r.size, r.rate, s.latencyFor, s.connections)
+			if err != nil {
+				return "", fmt.Errorf("%s %s fixed rate: %w", im.name, r.name, err)
+			}
+			lat[im.name] = fmt.Sprintf("%s / %s", fmtDur(p50), fmtDur(p99))
+		}
+		n, e := median(rps["nginx"]), median(rps["edgecache"])
+		fmt.Fprintf(&b, "| %s | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | **%.2f×** | %s | %s | %d/s |\n", r.name,
+			n, slices.Min(rps["nginx"]), slices.Max(rps["nginx"]), e, slices.Min(rps["edgecache"]), slices.Max(rps["edgecache"]),
+			e/n, lat["nginx"], lat["edgecache"], r.rate)
+	}
+	fmt.Fprintf(&b, "\npeak RSS (VmHWM): nginx proxy (master + workers) %s, edgecache %s\n", fmtBytes(proxy.peakRSS()), fmtBytes(edge.peakRSS()))
+	return b.String(), nil
+}
+
+func fmtDur(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%d µs", d.Microseconds())
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+}
+
+func fmtBytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// need finds bin, installing pkg from Debian when root.
+func need(bin, pkg string) (string, error) {
+	if p, err := exec.LookPath(bin); err == nil {
+		return p, nil
+	}
+	for _, d := range []string{"/usr/sbin", "/usr/bin"} {
+		if p := filepath.Join(d, bin); fileExists(p) {
+			return p, nil
+		}
+	}
+	if os.Geteuid() != 0 {
+		return "", fmt.Errorf("%s not found: install it with `sudo apt-get install %s`", bin, pkg)
+	}
+	fmt.Printf("bench-peers: installing %s from Debian\n", pkg)
+	cmd := exec.Command("apt-get", "install", "-y", "-q", "--no-install-recommends", pkg)
+	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("apt-get install %s: %v\n%s", pkg, err, out)
+	}
+	return exec.LookPath(bin)
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// pattern is n bytes whose content depends on the offset.
+func pattern(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + (i/7)%26)
+	}
+	return b
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var lns []net.Listener
+	defer func() {
+		for _, l := range lns {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		lns = append(lns, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func originConf(dir string, port int) string {
+	return fmt.Sprintf(userLine()+`daemon off;
+master_process on;
+worker_processes 1;
+pid %[1]s/origin.pid;
+error_log %[1]s/origin-error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  default_type application/octet-stream;
+  client_body_temp_path %[1]s/tmp-origin;
+  keepalive_requests 1000000;
+  server {
+    listen 127.0.0.1:%[2]d;
+    root %[1]s/docroot;
+  }
+}
+`, dir, port)
+}
+
+func proxyConf(dir string, port, origin int, logging bool) string {
+	log := "access_log off;"
+	if logging {
+		log = fmt.Sprintf("access_log %s/nginx-access.log combined buffer=64k flush=1s;", dir)
+	}
+	return fmt.Sprintf(userLine()+`daemon off;
+master_process on;
+worker_processes 2;
+pid %[1]s/proxy.pid;
+error_log %[1]s/proxy-error.log warn;
+events { worker_connections 4096; }
+http {
+  %[4]s
+  client_body_temp_path %[1]s/tmp-proxy-body;
+  proxy_temp_path %[1]s/tmp-proxy;
+  proxy_cache_path %[1]s/cache levels=1:2 keys_zone=c:16m max_size=512m inactive=1h use_temp_path=off;
+  keepalive_requests 1000000;
+  upstream origin {
+    server 127.0.0.1:%[3]d;
+    keepalive 64;
+  }
+  server {
+    listen 127.0.0.1:%[2]d;
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+    location /hit/ {
+      proxy_cache c;
+      proxy_cache_valid 200 1h;
+      proxy_pass http://origin;
+    }
+    location /pass/ {
+      proxy_pass http://origin;
+    }
+  }
+}
+`, dir, port, origin, log)
+}
+
+// userLine keeps nginx's workers as the user running the benchmark (as
+// root, nginx would switch them to nobody, who cannot read the temporary
+// directory).
+func userLine() string {
+	if os.Geteuid() == 0 {
+		return "user root;\n"
+	}
+	return ""
+}
+
+func edgeConf(origin int) string {
+	return fmt.Sprintf(`origins:
+  - {name: origin, originAddress: 127.0.0.1, protocol: HTTP, port: %d}
+service:
+  name: bench
+  routing:
+    hostRules: [{hosts: ["*"], pathMatcher: m}]
+    pathMatchers:
+      - name: m
+        routeRules:
+          - priority: 1
+            matchRules: [{prefixMatch: /hit/}]
+            origin: origin
+            routeAction: {cdnPolicy: {cacheMode: FORCE_CACHE_ALL, defaultTtl: 3600s}}
+          - priority: 2
+            matchRules: [{prefixMatch: /pass/}]
+            origin: origin
+            routeAction: {cdnPolicy: {cacheMode: BYPASS_CACHE}}
+`, origin)
+}
+
+// proc is a server started in the foreground.
+type proc struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	mu   sync.Mutex
+	peak int64 // VmHWM seen at stop
+}
+
+func (p *proc) startNginx(ctx context.Context, bin, dir, name, conf string) error {
+	path := filepath.Join(dir, name+".conf")
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		return err
+	}
+	return p.start(ctx, filepath.Join(dir, name+".out"), bin, "-p", dir, "-e", filepath.Join(dir, name+"-error.log"), "-c", path)
+}
+
+func (p *proc) start(ctx context.Context, logFile, bin string, args ...string) error {
+	out, err := os.Create(logFile)
+	if err != nil {
+		return err
+	}
+	p.log = logFile
+	p.cmd = exec.CommandContext(ctx, bin, args...)
+	p.cmd.Stdout, p.cmd.Stderr = io.Discard, out
+	if logFile == os.DevNull {
+		p.cmd.Stderr = io.Discard
+		out.Close()
+	}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", p.name, err)
+	}
+	return nil
+}
+
+// peakRSS sums VmHWM over the process and its children.
+func (p *proc) peakRSS() int64 {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	pids := append([]int{p.cmd.Process.Pid}, children(p.cmd.Process.Pid)...)
+	var sum int64
+	for _, pid := range pids {
+		sum += vmHWM(pid)
+	}
+	return sum
+}
+
+func children(ppid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces; cut after the last ')'.
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 {
+			f := strings.Fields(s[i+1:])
+			if len(f) > 1 && f[1] == strconv.Itoa(ppid) {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+func vmHWM(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+func (p *proc) stop() {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+}
+
+func (p *proc) tail() string {
+	b, _ := os.ReadFile(p.log)
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+func waitHTTP(ctx context.Context, url string) error {
+	deadline := time.Now().Add(20 * time.Second)
+	var last error
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			return nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("not serving %s after 20s: %v", url, last)
+}
+
+// checkFull asks for url n times and wants a 200 with exactly size bytes.
+func checkFull(ctx context.Context, url string, size, n int) error {
+	for i := range n {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("request %d: reading the body: %w", i+1, err)
+		}
+		if resp.StatusCode != http.StatusOK || len(got) != size {
+			return fmt.Errorf("request %d: %d with %d bytes, want 200 with %d", i+1, resp.StatusCode, len(got), size)
+		}
+	}
+	return nil
+}
+
+type wrkResult struct {
+	requests int64
+	bytes    float64
+	rps      float64
+	non2xx   int64
+	sockErr  string
+}
+
+var (
+	reTotal  = regexp.MustCompile(`(\d+) requests in [\d.]+\w+, ([\d.]+)([KMGT]?B) read`)
+	reRPS    = regexp.MustCompile(`Requests/sec:\s+([\d.]+)`)
+	reNon2xx = regexp.MustCompile(`Non-2xx or 3xx responses: (\d+)`)
+	reSock   = regexp.MustCompile(`Socket errors: (.*)`)
+)
+
+func runWrk(ctx context.Context, wrk, url string, s settings) (*wrkResult, error) {
+	out, err := exec.CommandContext(ctx, wrk, "-t1", fmt.Sprintf("-c%d", s.connections),
+		fmt.Sprintf("-d%ds", int(s.duration.Seconds())), url).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("wrk: %v\n%s", err, out)
+	}
+	return parseWrk(string(out))
+}
+
+func parseWrk(out string) (*wrkResult, error) {
+	r := &wrkResult{}
+	m := reTotal.FindStringSubmatch(out)
+	rm := reRPS.FindStringSubmatch(out)
+	if m == nil || rm == nil {
+		return nil, fmt.Errorf("cannot read wrk's output:\n%s", out)
+	}
+	r.requests, _ = strconv.ParseInt(m[1], 10, 64)
+	r.bytes, _ = strconv.ParseFloat(m[2], 64)
+	r.bytes *= map[string]float64{"B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}[m[3]]
+	r.rps, _ = strconv.ParseFloat(rm[1], 64)
+	if n := reNon2xx.FindStringSubmatch(out); n != nil {
+		r.non2xx, _ = strconv.ParseInt(n[1], 10, 64)
+	}
+	if se := reSock.FindStringSubmatch(out); se != nil {
+		r.sockErr = se[1]
+	}
+	return r, nil
+}
+
+// complete refuses a round with errors: wrk counts them as requests.
+func (r *wrkResult) complete(size int) error {
+	switch {
+	case r.requests == 0:
+		return errors.New("no request completed")
+	case r.non2xx > 0:
+		return fmt.Errorf("%d of %d responses were not 2xx/3xx", r.non2xx, r.requests)
+	case r.sockErr != "" && !onlyTimeoutsZero(r.sockErr):
+		return fmt.Errorf("socket errors: %s", r.sockErr)
+	}
+	// wrk rounds the byte count to 2 decimals of its unit: allow 1%.
+	if per := r.bytes / float64(r.requests); per < 0.99*float64(size) {
+		return fmt.Errorf("%.0f bytes read per request, less than the object's %d: short bodies", per, size)
+	}
+	return nil
+}
+
+func onlyTimeoutsZero(s string) bool {
+	return strings.TrimSpace(s) == "connect 0, read 0, write 0, timeout 0"
+}
+
+// fixedRate sends rate requests per second for d (open loop, up to conns
+// in flight) and returns p50 and p99 latency from each request's scheduled
+// start; a response that is not a complete 200 is an error.
+func fixedRate(ctx context.Context, url string, size, rate int, d time.Duration, conns int) (time.Duration, time.Duration, error) {
+	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	n := int(d.Seconds() * float64(rate))
+	interval := time.Second / time.Duration(rate)
+	lat := make([]time.Duration, n)
+	errs := make(chan error, 1)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range n {
+		at := start.Add(time.Duration(i) * interval)
+		if w := time.Until(at); w > 0 {
+			select {
+			case <-ctx.Done():
+				return 0, 0, ctx.Err()
+			case <-time.After(w):
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := client.Get(url)
+			if err == nil {
+				var m int64
+				m, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err == nil && (resp.StatusCode != http.StatusOK || m != int64(size)) {
+					err = fmt.Errorf("%d with %d bytes", resp.StatusCode, m)
+				}
+			}
+			lat[i] = time.Since(at)
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errs:
+		return 0, 0, err
+	default:
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2], lat[len(lat)*99/100], nil
+}
