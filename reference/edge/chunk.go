@@ -134,15 +134,27 @@ func (o *object) chunk(idx int64) (io.ReadCloser, error) {
 	if o.fill != nil && idx == o.first {
 		return o.fill.Body(), nil
 	}
-	gkey := key
+	res, _ := o.s.group.Do(o.ctx, o.fillKey(idx), o.s.chunkFill(o.key, o.m, idx, o.up, !o.m.transient))
+	hv, err := res.Head(o.ctx)
+	if err != nil {
+		return nil, err
+	}
+	if v, _ := hv.(string); v != o.m.Validator { // RNG-5: never another version's bytes
+		return nil, fmt.Errorf("chunk %d of %q: joined a fill of validator %q, want %q: %w", idx, o.key, v, o.m.Validator, errValidatorChanged)
+	}
+	return res.Body(), nil
+}
+
+// fillKey is the collapse key of chunk idx's fill. It holds the manifest's
+// validator (RNG-5, issue #12): a response started on one version never
+// joins a chunk fill of another, which may still be running after the
+// object changed and a new manifest replaced the old one.
+func (o *object) fillKey(idx int64) string {
+	gkey := chunkKey(o.key, idx) + "\x00" + o.m.Validator
 	if o.private != "" {
 		gkey += "\x00" + o.private
 	}
-	res, _ := o.s.group.Do(o.ctx, gkey, o.s.chunkFill(o.key, o.m, idx, o.up, !o.m.transient))
-	if _, err := res.Head(o.ctx); err != nil {
-		return nil, err
-	}
-	return res.Body(), nil
+	return gkey
 }
 
 // Close releases the chunk being read.
@@ -158,7 +170,7 @@ func (o *object) Close() error {
 // request (RNG-2), checks that it is the range asked for and of the same
 // version (RNG-5: if not, the manifest is deleted so the next request
 // refetches the object), and streams it into the Group and, if keep, the
-// store.
+// store. Its head is the validator it was checked against.
 func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, keep bool) collapse.FillFunc {
 	return func(ctx context.Context, fw *collapse.Fill) error {
 		first := idx * ChunkSize
@@ -167,7 +179,7 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 			if rd, ok := s.store.Open(chunkKey(key, idx)); ok {
 				defer rd.Close()
 				if string(rd.Meta()) == m.Validator && rd.Size() == last-first+1 {
-					if err := fw.Head(nil); err != nil {
+					if err := fw.Head(m.Validator); err != nil {
 						return err
 					}
 					return s.pump(io.NewSectionReader(rd, 0, rd.Size()), fw, nil, -1)
@@ -196,7 +208,7 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 			return fmt.Errorf("filling bytes %d-%d of %d: origin answered %d with Content-Range %q",
 				first, last, m.Size, resp.StatusCode, resp.Header.Get("Content-Range"))
 		}
-		if err := fw.Head(nil); err != nil {
+		if err := fw.Head(m.Validator); err != nil { // what a joining reader checks (RNG-5)
 			return err
 		}
 		var sw store.Writer
