@@ -77,16 +77,20 @@ const (
 	DefaultName = "edgecache"
 	// ChunkSize is the largest range a fill asks for (RNG-2).
 	ChunkSize = 2 << 20
+	// DefaultMaxFills bounds the fills in flight per node without
+	// [WithMaxFills].
+	DefaultMaxFills = 1024
 )
 
 // Option configures [New].
 type Option func(*options)
 
 type options struct {
-	store   store.Store
-	fetch   []fetch.Option
-	name    string
-	shields shield.Tiers
+	store    store.Store
+	fetch    []fetch.Option
+	name     string
+	shields  shield.Tiers
+	maxFills int
 }
 
 // WithStore makes the edge cache objects in st instead of a memory store
@@ -101,6 +105,12 @@ func WithFetch(fo ...fetch.Option) Option {
 // WithName sets the node's name in Cache-Status (RFC 9211), so that a
 // response through several tiers says what each did.
 func WithName(name string) Option { return func(o *options) { o.name = name } }
+
+// WithMaxFills bounds the fills (whole objects and chunks) in flight at
+// once on this node (issue #12 item 2): a cache miss that would start one
+// more is answered 503 with Retry-After at once; joining a running fill is
+// never refused. 0 means DefaultMaxFills, a negative n no bound.
+func WithMaxFills(n int) Option { return func(o *options) { o.maxFills = n } }
 
 // WithShields gives the node a parent tier (SHD-1): fills for the origins
 // t maps go to a shield node instead of the origin.
@@ -213,8 +223,7 @@ func (s *Server) serveCached(v *visit) bool {
 		}
 		v.w.Header().Del("Age") // nothing was sent; the next pass sets its own
 	}
-	v.status, v.errText = http.StatusBadGateway, "the object kept changing between chunk fills"
-	http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
+	s.synthesize(v, http.StatusBadGateway, "http_response_incomplete", "the object kept changing between chunk fills (RNG-5)")
 	return true
 }
 
@@ -272,18 +281,14 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 	}
 	fill := s.fill(pol, key, up, req, firstChunk(r.Header.Get("Range")), staleMeta)
 	res, leader := s.group.Do(context.WithoutCancel(r.Context()), key, fill)
+	defer attach(r.Context(), res)()
 	hctx := r.Context()
 	if leader {
 		hctx = context.WithoutCancel(hctx) // the leader takes what the fill hands it
 	}
 	hv, err := res.Head(hctx)
 	if err != nil {
-		if r.Context().Err() != nil {
-			v.errText = "client gone: " + err.Error()
-			return true, false
-		}
-		v.status, v.errText = http.StatusBadGateway, err.Error()
-		http.Error(v.w, "502 Bad Gateway: "+err.Error(), http.StatusBadGateway)
+		s.failFill(v, "filling the object", err)
 		return true, false
 	}
 	head := hv.(*fillHead)
@@ -316,12 +321,7 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 	v.cacheHdr += collapsed
 	switch head.kind {
 	case synthesized: // COL-7: every caller gets the fill's 502/504
-		v.status = head.status
-		h := v.w.Header()
-		h.Add("Cache-Status", v.cacheHdr)
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-		v.w.WriteHeader(head.status)
-		fmt.Fprintf(v.w, "%d %s: %s\n", head.status, http.StatusText(head.status), head.result.Reason)
+		s.synthesize(v, head.status, head.result.Reason, "")
 		return true, false
 	case passThrough:
 		s.writeHead(v, head.status, head.header, head.size, head.clientCC)
@@ -508,12 +508,7 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 					s.log.Info("object changed during the request: refetching", "request_id", v.id, "key", key) // RNG-5
 					return false, true
 				}
-				if r.Context().Err() != nil {
-					v.errText = "client gone: " + err.Error()
-					return true, false
-				}
-				v.status, v.errText = http.StatusBadGateway, "filling the object: "+err.Error()
-				http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
+				s.failFill(v, "filling the object", err)
 				return true, false
 			}
 		}

@@ -33,6 +33,7 @@ type object struct {
 	cur    io.ReadCloser // reads chunk curIdx from curPos
 	curIdx int64
 	curPos int64
+	detach func() // ends this request's attachment to cur's chunk fill, if any
 }
 
 func (o *object) chunkLen(idx int64) int64 {
@@ -97,10 +98,7 @@ func (o *object) Read(p []byte) (int, error) {
 
 // open makes cur read chunk idx from o.off.
 func (o *object) open(idx int64) error {
-	if o.cur != nil {
-		o.cur.Close()
-		o.cur = nil
-	}
+	o.Close()
 	rd, err := o.chunk(idx)
 	if err != nil {
 		return err
@@ -135,6 +133,7 @@ func (o *object) chunk(idx int64) (io.ReadCloser, error) {
 		return o.fill.Body(), nil
 	}
 	res, _ := o.s.group.Do(o.ctx, o.fillKey(idx), o.s.chunkFill(o.key, o.m, idx, o.up, !o.m.transient))
+	o.detach = res.Detach
 	hv, err := res.Head(o.ctx)
 	if err != nil {
 		return nil, err
@@ -157,11 +156,15 @@ func (o *object) fillKey(idx int64) string {
 	return gkey
 }
 
-// Close releases the chunk being read.
+// Close releases the chunk being read and its fill.
 func (o *object) Close() error {
 	if o.cur != nil {
 		o.cur.Close()
 		o.cur = nil
+	}
+	if o.detach != nil {
+		o.detach()
+		o.detach = nil
 	}
 	return nil
 }
@@ -189,13 +192,14 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 		u := up.fill(up.id())
 		u.setHeader("Range", fmt.Sprintf("bytes=%d-%d", first, last))
 		res := s.fetchUpstream(ctx, u)
-		if res.Response == nil {
-			return fmt.Errorf("filling bytes %d-%d: %d %s", first, last, res.Status, res.Reason)
+		if res.Response == nil { // ATT-8, ATT-9: the fill's 502/504 and reason
+			return fillFailed(res, fmt.Sprintf("bytes %d-%d", first, last))
 		}
 		resp := res.Response
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusPartialContent && resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("filling bytes %d-%d: origin answered %d", first, last, resp.StatusCode)
+			return &fillError{status: http.StatusBadGateway, reason: "http_protocol_error",
+				err: fmt.Errorf("filling bytes %d-%d: origin answered %d", first, last, resp.StatusCode)}
 		}
 		if validatorOf(resp.Header) != m.Validator {
 			s.store.Delete(key)
@@ -205,8 +209,9 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 		}
 		f, l, total, ok := policy.ParseContentRange(resp.Header.Get("Content-Range"))
 		if resp.StatusCode != http.StatusPartialContent || !ok || f != first || l != last || total != m.Size {
-			return fmt.Errorf("filling bytes %d-%d of %d: origin answered %d with Content-Range %q",
-				first, last, m.Size, resp.StatusCode, resp.Header.Get("Content-Range"))
+			return &fillError{status: http.StatusBadGateway, reason: "http_protocol_error",
+				err: fmt.Errorf("filling bytes %d-%d of %d: origin answered %d with Content-Range %q",
+					first, last, m.Size, resp.StatusCode, resp.Header.Get("Content-Range"))}
 		}
 		if err := fw.Head(m.Validator); err != nil { // what a joining reader checks (RNG-5)
 			return err

@@ -101,7 +101,7 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 		metrics: metrics,
 		idBase:  strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		store:   st,
-		group:   collapse.New(context.Background()),
+		group:   newGroup(o.maxFills),
 	}, nil
 }
 
@@ -285,13 +285,7 @@ func (s *Server) fetchUpstream(ctx context.Context, u *upstreamReq) *fetch.Resul
 func (s *Server) deliver(v *visit) {
 	res := v.result
 	if res.Response == nil {
-		v.status = res.Status
-		if v.cacheHdr != "" {
-			v.w.Header().Add("Cache-Status", v.cacheHdr)
-		}
-		v.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		v.w.WriteHeader(res.Status)
-		fmt.Fprintf(v.w, "%d %s: %s\n", res.Status, http.StatusText(res.Status), res.Reason)
+		s.synthesize(v, res.Status, res.Reason, "") // errors.go
 		return
 	}
 	resp := res.Response
