@@ -288,7 +288,7 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 	}
 	hv, err := res.Head(hctx)
 	if err != nil {
-		s.failFill(v, "filling the object", err)
+		s.failBeforeHead(v, "filling the object", err)
 		return true, false
 	}
 	head := hv.(*fillHead)
@@ -324,10 +324,7 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 		s.synthesize(v, head.status, head.result.Reason, "")
 		return true, false
 	case passThrough:
-		s.writeHead(v, head.status, head.header, head.size, head.clientCC)
-		if r.Method != http.MethodHead {
-			s.sendBody(v, head.body)
-		}
+		s.sendFill(v, head, head.body)
 		return true, false
 	case notModified:
 		if leader {
@@ -359,11 +356,19 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 	}
 	body := res.Body()
 	defer body.Close()
-	s.writeHead(v, head.status, head.header, head.size, head.clientCC)
-	if r.Method != http.MethodHead {
-		s.sendBody(v, body)
-	}
+	s.sendFill(v, head, body)
 	return true, false
+}
+
+// sendFill sends a fill's response as it arrives; one whose body fails
+// before its first byte is a 502/504 (issue #12 item 7).
+func (s *Server) sendFill(v *visit, head *fillHead, body io.Reader) {
+	writeHead := func() { s.writeHead(v, head.status, head.header, head.size, head.clientCC) }
+	if v.r.Method == http.MethodHead {
+		writeHead()
+		return
+	}
+	s.sendAfterFirstByte(v, body, writeHead)
 }
 
 // fillSeeker reads a running fill's body of known size as an
@@ -508,7 +513,7 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 					s.log.Info("object changed during the request: refetching", "request_id", v.id, "key", key) // RNG-5
 					return false, true
 				}
-				s.failFill(v, "filling the object", err)
+				s.failBeforeHead(v, "filling the object", err)
 				return true, false
 			}
 		}
@@ -524,6 +529,12 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 	modTime, _ := http.ParseTime(m.Header.Get("Last-Modified"))
 	sw := &statusWriter{ResponseWriter: v.w, rc: http.NewResponseController(v.w)}
 	http.ServeContent(sw, r, "", modTime, content)
+	if content.err != nil && content.err != io.EOF && !sw.sent {
+		// Nothing went out: answer the failure (issue #12 item 7).
+		s.failBeforeHead(v, "reading the object", content.err)
+		return true, false
+	}
+	sw.commit()
 	v.status, v.bytes = sw.status, sw.n
 	if content.err != nil && content.err != io.EOF {
 		v.trunc = truncReason(content.err)
@@ -550,11 +561,14 @@ func (r *recordingReader) Read(p []byte) (int, error) {
 }
 
 // statusWriter records the status and body bytes and flushes every write,
-// so that bytes reach the client as the fill delivers them (COL-5).
+// so that bytes reach the client as the fill delivers them (COL-5). It
+// holds the header back until the first body byte (or commit), so that a
+// body failing before it can still be answered with a 502/504.
 type statusWriter struct {
 	http.ResponseWriter
 	rc     *http.ResponseController
 	status int
+	sent   bool // the header was passed on
 	n      int64
 }
 
@@ -562,13 +576,22 @@ func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 	}
-	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(p []byte) (int, error) {
+// commit passes the header on, if it has not been.
+func (w *statusWriter) commit() {
+	if w.sent {
+		return
+	}
+	w.sent = true
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	w.ResponseWriter.WriteHeader(w.status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	w.commit()
 	n, err := w.ResponseWriter.Write(p)
 	w.n += int64(n)
 	_ = w.rc.Flush()

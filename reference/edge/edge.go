@@ -302,12 +302,15 @@ func (s *Server) deliver(v *visit) {
 	if resp.ContentLength >= 0 && v.r.Method != http.MethodHead {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
-	v.status = resp.StatusCode
-	v.w.WriteHeader(resp.StatusCode)
+	writeHead := func() {
+		v.status = resp.StatusCode
+		v.w.WriteHeader(resp.StatusCode)
+	}
 	if v.r.Method == http.MethodHead {
+		writeHead()
 		return
 	}
-	s.sendBody(v, resp.Body)
+	s.sendAfterFirstByte(v, resp.Body, writeHead) // errors.go: a body failing at byte 0 is a 502/504
 }
 
 // sendBody streams body to the client, truncating visibly (TMO-6) when it

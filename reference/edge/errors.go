@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
@@ -67,11 +68,11 @@ func (s *Server) synthesize(v *visit, status int, reason, detail string) {
 	fmt.Fprintf(v.w, "%d %s: %s\n", status, http.StatusText(status), reason)
 }
 
-// failFill answers v, which has sent nothing yet, for a fill that failed
-// with err: nothing if the client has gone, else the fill's own status
-// and reason (fillError), 503 past the fill bound, 504 for a timeout and
-// 502 otherwise. what names what was being filled, for the log.
-func (s *Server) failFill(v *visit, what string, err error) {
+// failBeforeHead answers v, which has sent nothing yet, for a fill or body
+// that failed with err: nothing if the client has gone, else the fill's
+// own status and reason (fillError), 503 past the fill bound, 504 for a
+// timeout and 502 otherwise. what names what was being done, for the log.
+func (s *Server) failBeforeHead(v *visit, what string, err error) {
 	if v.r.Context().Err() != nil {
 		v.errText = "client gone: " + err.Error()
 		return
@@ -89,12 +90,54 @@ func (s *Server) failFill(v *visit, what string, err error) {
 		s.synthesize(v, http.StatusGatewayTimeout, "connection_read_timeout", detail)
 	case errors.Is(err, fetch.ErrResponseTimeout), errors.Is(err, context.DeadlineExceeded):
 		s.synthesize(v, http.StatusGatewayTimeout, "http_response_timeout", detail)
-	case errors.Is(err, collapse.ErrTruncated), errors.Is(err, errShortBody):
+	case errors.Is(err, collapse.ErrTruncated), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, errValidatorChanged):
 		s.synthesize(v, http.StatusBadGateway, "http_response_incomplete", detail)
 	default:
 		s.synthesize(v, http.StatusBadGateway, "proxy_internal_error", detail)
 	}
 }
 
-// errShortBody is a body that ended before its declared length.
-var errShortBody = errors.New("the body ended short of its length")
+// sendAfterFirstByte sends body to the client after the header writeHead
+// writes, but only once body has produced its first byte (or ended
+// cleanly): a body that fails before its first byte is answered by
+// failBeforeHead, since nothing was sent yet (issue #12 item 7: net/http
+// sends a header only with the first body bytes, so a handler that aborts
+// before them leaves the client a bare close or stream reset). A body
+// failing later is truncated visibly (TMO-6, COL-7).
+func (s *Server) sendAfterFirstByte(v *visit, body io.Reader, writeHead func()) {
+	buf := s.buffer()
+	defer s.bufs.Put(buf)
+	var n int
+	var err error
+	for range 100 { // io.Reader may return (0, nil); a few retries, never spin
+		if n, err = body.Read(*buf); n > 0 || err != nil {
+			break
+		}
+	}
+	if n == 0 && err != nil && err != io.EOF {
+		s.failBeforeHead(v, "reading the response body", err)
+		return
+	}
+	writeHead()
+	s.sendBody(v, &peeked{first: (*buf)[:n], err: err, rest: body})
+}
+
+// peeked is a body whose first bytes (and the error that came with them)
+// were read already.
+type peeked struct {
+	first []byte
+	err   error
+	rest  io.Reader
+}
+
+func (p *peeked) Read(b []byte) (int, error) {
+	if len(p.first) > 0 {
+		n := copy(b, p.first)
+		p.first = p.first[n:]
+		return n, nil
+	}
+	if p.err != nil {
+		return 0, p.err
+	}
+	return p.rest.Read(b)
+}
