@@ -77,16 +77,20 @@ const (
 	DefaultName = "edgecache"
 	// ChunkSize is the largest range a fill asks for (RNG-2).
 	ChunkSize = 2 << 20
+	// DefaultMaxFills bounds the fills in flight per node without
+	// [WithMaxFills].
+	DefaultMaxFills = 1024
 )
 
 // Option configures [New].
 type Option func(*options)
 
 type options struct {
-	store   store.Store
-	fetch   []fetch.Option
-	name    string
-	shields shield.Tiers
+	store    store.Store
+	fetch    []fetch.Option
+	name     string
+	shields  shield.Tiers
+	maxFills int
 }
 
 // WithStore makes the edge cache objects in st instead of a memory store
@@ -101,6 +105,12 @@ func WithFetch(fo ...fetch.Option) Option {
 // WithName sets the node's name in Cache-Status (RFC 9211), so that a
 // response through several tiers says what each did.
 func WithName(name string) Option { return func(o *options) { o.name = name } }
+
+// WithMaxFills bounds the fills (whole objects and chunks) in flight at
+// once on this node (issue #12 item 2): a cache miss that would start one
+// more is answered 503 with Retry-After at once; joining a running fill is
+// never refused. 0 means DefaultMaxFills, a negative n no bound.
+func WithMaxFills(n int) Option { return func(o *options) { o.maxFills = n } }
 
 // WithShields gives the node a parent tier (SHD-1): fills for the origins
 // t maps go to a shield node instead of the origin.
@@ -213,8 +223,7 @@ func (s *Server) serveCached(v *visit) bool {
 		}
 		v.w.Header().Del("Age") // nothing was sent; the next pass sets its own
 	}
-	v.status, v.errText = http.StatusBadGateway, "the object kept changing between chunk fills"
-	http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
+	s.synthesize(v, http.StatusBadGateway, "http_response_incomplete", "the object kept changing between chunk fills (RNG-5)")
 	return true
 }
 
@@ -272,18 +281,14 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 	}
 	fill := s.fill(pol, key, up, req, firstChunk(r.Header.Get("Range")), staleMeta)
 	res, leader := s.group.Do(context.WithoutCancel(r.Context()), key, fill)
+	defer attach(r.Context(), res)()
 	hctx := r.Context()
 	if leader {
 		hctx = context.WithoutCancel(hctx) // the leader takes what the fill hands it
 	}
 	hv, err := res.Head(hctx)
 	if err != nil {
-		if r.Context().Err() != nil {
-			v.errText = "client gone: " + err.Error()
-			return true, false
-		}
-		v.status, v.errText = http.StatusBadGateway, err.Error()
-		http.Error(v.w, "502 Bad Gateway: "+err.Error(), http.StatusBadGateway)
+		s.failBeforeHead(v, "filling the object", err)
 		return true, false
 	}
 	head := hv.(*fillHead)
@@ -316,18 +321,10 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 	v.cacheHdr += collapsed
 	switch head.kind {
 	case synthesized: // COL-7: every caller gets the fill's 502/504
-		v.status = head.status
-		h := v.w.Header()
-		h.Add("Cache-Status", v.cacheHdr)
-		h.Set("Content-Type", "text/plain; charset=utf-8")
-		v.w.WriteHeader(head.status)
-		fmt.Fprintf(v.w, "%d %s: %s\n", head.status, http.StatusText(head.status), head.result.Reason)
+		s.synthesize(v, head.status, head.result.Reason, "")
 		return true, false
 	case passThrough:
-		s.writeHead(v, head.status, head.header, head.size, head.clientCC)
-		if r.Method != http.MethodHead {
-			s.sendBody(v, head.body)
-		}
+		s.sendFill(v, head, head.body)
 		return true, false
 	case notModified:
 		if leader {
@@ -359,11 +356,19 @@ func (s *Server) serveKey(v *visit, pol policy.Policy, key string) (done, retry 
 	}
 	body := res.Body()
 	defer body.Close()
-	s.writeHead(v, head.status, head.header, head.size, head.clientCC)
-	if r.Method != http.MethodHead {
-		s.sendBody(v, body)
-	}
+	s.sendFill(v, head, body)
 	return true, false
+}
+
+// sendFill sends a fill's response as it arrives; one whose body fails
+// before its first byte is a 502/504 (issue #12 item 7).
+func (s *Server) sendFill(v *visit, head *fillHead, body io.Reader) {
+	writeHead := func() { s.writeHead(v, head.status, head.header, head.size, head.clientCC) }
+	if v.r.Method == http.MethodHead {
+		writeHead()
+		return
+	}
+	s.sendAfterFirstByte(v, body, writeHead)
 }
 
 // fillSeeker reads a running fill's body of known size as an
@@ -508,12 +513,7 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 					s.log.Info("object changed during the request: refetching", "request_id", v.id, "key", key) // RNG-5
 					return false, true
 				}
-				if r.Context().Err() != nil {
-					v.errText = "client gone: " + err.Error()
-					return true, false
-				}
-				v.status, v.errText = http.StatusBadGateway, "filling the object: "+err.Error()
-				http.Error(v.w, "502 Bad Gateway: "+v.errText, http.StatusBadGateway)
+				s.failBeforeHead(v, "filling the object", err)
 				return true, false
 			}
 		}
@@ -529,6 +529,12 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 	modTime, _ := http.ParseTime(m.Header.Get("Last-Modified"))
 	sw := &statusWriter{ResponseWriter: v.w, rc: http.NewResponseController(v.w)}
 	http.ServeContent(sw, r, "", modTime, content)
+	if content.err != nil && content.err != io.EOF && !sw.sent {
+		// Nothing went out: answer the failure (issue #12 item 7).
+		s.failBeforeHead(v, "reading the object", content.err)
+		return true, false
+	}
+	sw.commit()
 	v.status, v.bytes = sw.status, sw.n
 	if content.err != nil && content.err != io.EOF {
 		v.trunc = truncReason(content.err)
@@ -555,11 +561,14 @@ func (r *recordingReader) Read(p []byte) (int, error) {
 }
 
 // statusWriter records the status and body bytes and flushes every write,
-// so that bytes reach the client as the fill delivers them (COL-5).
+// so that bytes reach the client as the fill delivers them (COL-5). It
+// holds the header back until the first body byte (or commit), so that a
+// body failing before it can still be answered with a 502/504.
 type statusWriter struct {
 	http.ResponseWriter
 	rc     *http.ResponseController
 	status int
+	sent   bool // the header was passed on
 	n      int64
 }
 
@@ -567,13 +576,22 @@ func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 	}
-	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(p []byte) (int, error) {
+// commit passes the header on, if it has not been.
+func (w *statusWriter) commit() {
+	if w.sent {
+		return
+	}
+	w.sent = true
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
+	w.ResponseWriter.WriteHeader(w.status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	w.commit()
 	n, err := w.ResponseWriter.Write(p)
 	w.n += int64(n)
 	_ = w.rc.Flush()

@@ -33,6 +33,7 @@ type object struct {
 	cur    io.ReadCloser // reads chunk curIdx from curPos
 	curIdx int64
 	curPos int64
+	detach func() // ends this request's attachment to cur's chunk fill, if any
 }
 
 func (o *object) chunkLen(idx int64) int64 {
@@ -97,10 +98,7 @@ func (o *object) Read(p []byte) (int, error) {
 
 // open makes cur read chunk idx from o.off.
 func (o *object) open(idx int64) error {
-	if o.cur != nil {
-		o.cur.Close()
-		o.cur = nil
-	}
+	o.Close()
 	rd, err := o.chunk(idx)
 	if err != nil {
 		return err
@@ -134,22 +132,39 @@ func (o *object) chunk(idx int64) (io.ReadCloser, error) {
 	if o.fill != nil && idx == o.first {
 		return o.fill.Body(), nil
 	}
-	gkey := key
-	if o.private != "" {
-		gkey += "\x00" + o.private
-	}
-	res, _ := o.s.group.Do(o.ctx, gkey, o.s.chunkFill(o.key, o.m, idx, o.up, !o.m.transient))
-	if _, err := res.Head(o.ctx); err != nil {
+	res, _ := o.s.group.Do(o.ctx, o.fillKey(idx), o.s.chunkFill(o.key, o.m, idx, o.up, !o.m.transient))
+	o.detach = res.Detach
+	hv, err := res.Head(o.ctx)
+	if err != nil {
 		return nil, err
+	}
+	if v, _ := hv.(string); v != o.m.Validator { // RNG-5: never another version's bytes
+		return nil, fmt.Errorf("chunk %d of %q: joined a fill of validator %q, want %q: %w", idx, o.key, v, o.m.Validator, errValidatorChanged)
 	}
 	return res.Body(), nil
 }
 
-// Close releases the chunk being read.
+// fillKey is the collapse key of chunk idx's fill. It holds the manifest's
+// validator (RNG-5, issue #12): a response started on one version never
+// joins a chunk fill of another, which may still be running after the
+// object changed and a new manifest replaced the old one.
+func (o *object) fillKey(idx int64) string {
+	gkey := chunkKey(o.key, idx) + "\x00" + o.m.Validator
+	if o.private != "" {
+		gkey += "\x00" + o.private
+	}
+	return gkey
+}
+
+// Close releases the chunk being read and its fill.
 func (o *object) Close() error {
 	if o.cur != nil {
 		o.cur.Close()
 		o.cur = nil
+	}
+	if o.detach != nil {
+		o.detach()
+		o.detach = nil
 	}
 	return nil
 }
@@ -158,7 +173,7 @@ func (o *object) Close() error {
 // request (RNG-2), checks that it is the range asked for and of the same
 // version (RNG-5: if not, the manifest is deleted so the next request
 // refetches the object), and streams it into the Group and, if keep, the
-// store.
+// store. Its head is the validator it was checked against.
 func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, keep bool) collapse.FillFunc {
 	return func(ctx context.Context, fw *collapse.Fill) error {
 		first := idx * ChunkSize
@@ -167,7 +182,7 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 			if rd, ok := s.store.Open(chunkKey(key, idx)); ok {
 				defer rd.Close()
 				if string(rd.Meta()) == m.Validator && rd.Size() == last-first+1 {
-					if err := fw.Head(nil); err != nil {
+					if err := fw.Head(m.Validator); err != nil {
 						return err
 					}
 					return s.pump(io.NewSectionReader(rd, 0, rd.Size()), fw, nil, -1)
@@ -177,13 +192,14 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 		u := up.fill(up.id())
 		u.setHeader("Range", fmt.Sprintf("bytes=%d-%d", first, last))
 		res := s.fetchUpstream(ctx, u)
-		if res.Response == nil {
-			return fmt.Errorf("filling bytes %d-%d: %d %s", first, last, res.Status, res.Reason)
+		if res.Response == nil { // ATT-8, ATT-9: the fill's 502/504 and reason
+			return fillFailed(res, fmt.Sprintf("bytes %d-%d", first, last))
 		}
 		resp := res.Response
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusPartialContent && resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("filling bytes %d-%d: origin answered %d", first, last, resp.StatusCode)
+			return &fillError{status: http.StatusBadGateway, reason: "http_protocol_error",
+				err: fmt.Errorf("filling bytes %d-%d: origin answered %d", first, last, resp.StatusCode)}
 		}
 		if validatorOf(resp.Header) != m.Validator {
 			s.store.Delete(key)
@@ -193,10 +209,11 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 		}
 		f, l, total, ok := policy.ParseContentRange(resp.Header.Get("Content-Range"))
 		if resp.StatusCode != http.StatusPartialContent || !ok || f != first || l != last || total != m.Size {
-			return fmt.Errorf("filling bytes %d-%d of %d: origin answered %d with Content-Range %q",
-				first, last, m.Size, resp.StatusCode, resp.Header.Get("Content-Range"))
+			return &fillError{status: http.StatusBadGateway, reason: "http_protocol_error",
+				err: fmt.Errorf("filling bytes %d-%d of %d: origin answered %d with Content-Range %q",
+					first, last, m.Size, resp.StatusCode, resp.Header.Get("Content-Range"))}
 		}
-		if err := fw.Head(nil); err != nil {
+		if err := fw.Head(m.Validator); err != nil { // what a joining reader checks (RNG-5)
 			return err
 		}
 		var sw store.Writer

@@ -101,7 +101,7 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 		metrics: metrics,
 		idBase:  strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		store:   st,
-		group:   collapse.New(context.Background()),
+		group:   newGroup(o.maxFills),
 	}, nil
 }
 
@@ -285,13 +285,7 @@ func (s *Server) fetchUpstream(ctx context.Context, u *upstreamReq) *fetch.Resul
 func (s *Server) deliver(v *visit) {
 	res := v.result
 	if res.Response == nil {
-		v.status = res.Status
-		if v.cacheHdr != "" {
-			v.w.Header().Add("Cache-Status", v.cacheHdr)
-		}
-		v.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		v.w.WriteHeader(res.Status)
-		fmt.Fprintf(v.w, "%d %s: %s\n", res.Status, http.StatusText(res.Status), res.Reason)
+		s.synthesize(v, res.Status, res.Reason, "") // errors.go
 		return
 	}
 	resp := res.Response
@@ -308,12 +302,15 @@ func (s *Server) deliver(v *visit) {
 	if resp.ContentLength >= 0 && v.r.Method != http.MethodHead {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
-	v.status = resp.StatusCode
-	v.w.WriteHeader(resp.StatusCode)
+	writeHead := func() {
+		v.status = resp.StatusCode
+		v.w.WriteHeader(resp.StatusCode)
+	}
 	if v.r.Method == http.MethodHead {
+		writeHead()
 		return
 	}
-	s.sendBody(v, resp.Body)
+	s.sendAfterFirstByte(v, resp.Body, writeHead) // errors.go: a body failing at byte 0 is a 502/504
 }
 
 // sendBody streams body to the client, truncating visibly (TMO-6) when it

@@ -55,8 +55,9 @@ func (s *syncBuffer) records(msg string) []map[string]any {
 }
 
 // newRig starts the emulator, renders the config template with the
-// listeners' ports ({{port "h2"}}) and starts the edge on it (lab mode).
-func newRig(t testing.TB, cfgTemplate string) *rig {
+// listeners' ports ({{port "h2"}}) and starts the edge on it (lab mode),
+// with opts.
+func newRig(t testing.TB, cfgTemplate string, opts ...Option) *rig {
 	t.Helper()
 	var ecfg originemu.Config
 	for _, p := range originemu.Profiles {
@@ -88,7 +89,7 @@ func newRig(t testing.TB, cfgTemplate string) *rig {
 		"primary.test": "127.0.0.1", "backup.test": "127.0.0.1", "origin.test": "127.0.0.1", "other.test": "127.0.0.1",
 	}})
 	t.Cleanup(client.Close)
-	srv, err := New(cfg, client, log, NewMetrics())
+	srv, err := New(cfg, client, log, NewMetrics(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,20 @@
 //
 // COL-4 (collapsing on by default) is the caller's configuration.
 //
+// Two limits, both off in the zero Group (issue #12 item 2: a fill must not
+// amplify load onto the origin for clients that are gone):
+//
+//   - [Unattended]: COL-6 keeps a fill running for its followers, not for
+//     nobody. Every Do caller is attached to its fill until it calls
+//     [Result.Detach] or its Do context ends; a fill with nobody attached
+//     may still write up to the given number of bytes (so that a small
+//     object or one chunk of a large one is finished and cached), and past
+//     that its Write fails with [ErrAbandoned]. An abandoned fill is never
+//     joined: the next Do for its key starts a new one.
+//   - [MaxFills]: at most that many fills run at once; a Do that would
+//     start one more gets a Result whose Head fails with [ErrTooManyFills]
+//     (the caller answers 503), and joining a running fill is never refused.
+//
 // Memory: while a fill runs, and for as long as any Result or body reader of
 // it is reachable, the whole body is held in fixed-size chunks shared by all
 // readers (each byte is stored once, however many readers). A caller that
@@ -66,7 +80,22 @@ var (
 	ErrFillState = errors.New("collapse: fill used out of order")
 	// ErrReaderClosed is returned by reads of a closed body reader.
 	ErrReaderClosed = errors.New("collapse: body reader closed")
+	// ErrAbandoned is returned by [Fill.Write] once nobody is attached to
+	// the fill and it has written its unattended allowance ([Unattended]).
+	ErrAbandoned = errors.New("collapse: every caller of the fill has gone")
+	// ErrTooManyFills is the Head error of a Do refused by [MaxFills].
+	ErrTooManyFills = errors.New("collapse: too many fills in flight")
 )
+
+// Option configures [New].
+type Option func(*Group)
+
+// MaxFills bounds the fills running at once (n <= 0: no bound).
+func MaxFills(n int) Option { return func(g *Group) { g.maxFills = n } }
+
+// Unattended lets a fill with nobody attached write at most n more bytes
+// in all (n <= 0: a fill always runs to its end).
+func Unattended(n int64) Option { return func(g *Group) { g.unattended = n } }
 
 // FillFunc produces the one response for a key. It must call w.Head (or
 // return an error) before writing the body with w.Write, then return nil
@@ -88,12 +117,18 @@ type Group struct {
 	closed bool
 	wg     sync.WaitGroup
 
-	started, joined atomic.Int64
+	maxFills   int
+	unattended int64
+
+	started, joined, refused, abandoned atomic.Int64
 }
 
 // New returns a Group whose fills are also cancelled when parent ends.
-func New(parent context.Context) *Group {
+func New(parent context.Context, opts ...Option) *Group {
 	g := &Group{}
+	for _, o := range opts {
+		o(g)
+	}
 	g.initOnce.Do(func() { g.base, g.cancel = context.WithCancelCause(parent) })
 	return g
 }
@@ -104,9 +139,11 @@ func (g *Group) init() {
 
 // Stats counts a Group's fills.
 type Stats struct {
-	Fills    int64 // fill functions started (leaders)
-	Joins    int64 // Do calls that joined a running fill (followers)
-	InFlight int   // fills running now
+	Fills     int64 // fill functions started (leaders)
+	Joins     int64 // Do calls that joined a running fill (followers)
+	Refused   int64 // Do calls refused by MaxFills
+	Abandoned int64 // fills stopped because nobody was attached
+	InFlight  int   // fills running now
 }
 
 // Stats reports the Group's counters.
@@ -114,7 +151,8 @@ func (g *Group) Stats() Stats {
 	g.mu.Lock()
 	n := len(g.fills)
 	g.mu.Unlock()
-	return Stats{Fills: g.started.Load(), Joins: g.joined.Load(), InFlight: n}
+	return Stats{Fills: g.started.Load(), Joins: g.joined.Load(), Refused: g.refused.Load(),
+		Abandoned: g.abandoned.Load(), InFlight: n}
 }
 
 // Do returns the response for key: if no fill for key is running it starts
@@ -122,23 +160,30 @@ func (g *Group) Stats() Stats {
 // running fill (fill is not called) and returns leader=false. Do never
 // blocks on the fill. ctx bounds only this caller's waits on the Result:
 // when it ends, this caller's Head and body reads return its cause while
-// the fill and every other caller carry on. After Close, Do returns a
-// Result whose Head fails with [ErrClosed].
+// the fill and every other caller carry on; it also detaches this caller
+// (see [Unattended]). After Close, Do returns a Result whose Head fails
+// with [ErrClosed]; past [MaxFills], one that fails with [ErrTooManyFills].
 func (g *Group) Do(ctx context.Context, key string, fill FillFunc) (res *Result, leader bool) {
 	g.init()
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		f := newFlight()
-		f.finish(ErrClosed)
-		return &Result{f: f, ctx: ctx}, false
+		return failed(ctx, ErrClosed), false
 	}
-	if f, ok := g.fills[key]; ok {
+	if f, ok := g.fills[key]; ok && f.attach() {
 		g.mu.Unlock()
 		g.joined.Add(1)
-		return &Result{f: f, ctx: ctx}, false
+		return newResult(f, ctx), false
+	}
+	// No fill, or an abandoned one still ending: start one (the old one
+	// releases the key only if it is still its own).
+	if g.maxFills > 0 && len(g.fills) >= g.maxFills {
+		g.mu.Unlock()
+		g.refused.Add(1)
+		return failed(ctx, ErrTooManyFills), false
 	}
 	f := newFlight()
+	f.attached = 1
 	if g.fills == nil {
 		g.fills = make(map[string]*flight)
 	}
@@ -149,7 +194,7 @@ func (g *Group) Do(ctx context.Context, key string, fill FillFunc) (res *Result,
 
 	fctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(g.base, func() { cancel(context.Cause(g.base)) })
-	w := &Fill{f: f, ctx: fctx}
+	w := &Fill{f: f, ctx: fctx, g: g}
 	go func() {
 		defer g.wg.Done()
 		err := run(fctx, w, fill)
@@ -164,7 +209,14 @@ func (g *Group) Do(ctx context.Context, key string, fill FillFunc) (res *Result,
 		g.mu.Unlock()
 		f.finish(err)
 	}()
-	return &Result{f: f, ctx: ctx}, true
+	return newResult(f, ctx), true
+}
+
+// failed is a Result of a fill that failed with err before its head.
+func failed(ctx context.Context, err error) *Result {
+	f := newFlight()
+	f.finish(err)
+	return newResult(f, ctx)
 }
 
 func run(ctx context.Context, w *Fill, fill FillFunc) (err error) {
@@ -203,6 +255,27 @@ type flight struct {
 	ended   bool
 	headErr error // the fill failed before its head
 	bodyErr error // the fill failed after its head (wraps ErrTruncated)
+	// attached counts callers that have not detached; abandoned is set
+	// when the fill stopped for want of them (it is then never joined).
+	attached  int
+	abandoned bool
+}
+
+// attach adds a caller, unless the fill was abandoned.
+func (f *flight) attach() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.abandoned {
+		return false
+	}
+	f.attached++
+	return true
+}
+
+func (f *flight) detach() {
+	f.mu.Lock()
+	f.attached--
+	f.mu.Unlock()
 }
 
 func newFlight() *flight {
@@ -239,6 +312,7 @@ func (f *flight) finish(err error) {
 type Fill struct {
 	f   *flight
 	ctx context.Context
+	g   *Group
 	wmu sync.Mutex // serialises writers
 }
 
@@ -260,7 +334,8 @@ func (w *Fill) Head(meta any) error {
 // Write appends p to the body and wakes every reader. It copies p. It
 // fails with the context's cause once the fill's context has ended (so a
 // fill stopped by Close ends promptly) and with [ErrFillState] before Head
-// or after the fill function returned.
+// or after the fill function returned, and with [ErrAbandoned] once
+// nobody is attached and the fill has written its unattended allowance.
 func (w *Fill) Write(p []byte) (int, error) {
 	if err := w.ctx.Err(); err != nil {
 		return 0, context.Cause(w.ctx)
@@ -272,6 +347,14 @@ func (w *Fill) Write(p []byte) (int, error) {
 	if !f.hasHead || f.ended {
 		f.mu.Unlock()
 		return 0, ErrFillState
+	}
+	if f.abandoned || (w.g.unattended > 0 && f.attached <= 0 && f.size >= w.g.unattended) {
+		if !f.abandoned {
+			f.abandoned = true
+			w.g.abandoned.Add(1)
+		}
+		f.mu.Unlock()
+		return 0, ErrAbandoned
 	}
 	size := f.size
 	f.mu.Unlock()
@@ -306,9 +389,27 @@ func (w *Fill) Write(p []byte) (int, error) {
 
 // Result is one caller's view of a fill.
 type Result struct {
-	f   *flight
-	ctx context.Context
+	f          *flight
+	ctx        context.Context
+	detachOnce sync.Once
+	stop       func() bool // stops the Do context's AfterFunc
 }
+
+func newResult(f *flight, ctx context.Context) *Result {
+	r := &Result{f: f, ctx: ctx}
+	r.stop = context.AfterFunc(ctx, r.detach)
+	return r
+}
+
+// Detach tells the fill this caller needs nothing more from it (see
+// [Unattended]); the caller's body readers keep working. It is idempotent
+// and also happens when the Do context ends.
+func (r *Result) Detach() {
+	r.stop()
+	r.detach()
+}
+
+func (r *Result) detach() { r.detachOnce.Do(r.f.detach) }
 
 // Head blocks until the fill publishes its head or fails before it, or
 // until ctx or the Do context ends (which returns that context's cause and

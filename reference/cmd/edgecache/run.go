@@ -150,6 +150,7 @@ type serveFlags struct {
 	cacheSize                      byteSize
 	cacheDir, shield, name         string
 	shieldRegions                  multiFlag
+	maxFills                       int
 }
 
 func parseServe(args []string) (*serveFlags, error) {
@@ -173,6 +174,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.shield, "shield", "", "parent tier: fill cache misses from the edgecache node at `URL` (SHD-1)")
 	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
 	fs.StringVar(&f.name, "name", edge.DefaultName, "this node's `NAME` in Cache-Status")
+	fs.IntVar(&f.maxFills, "max-fills", edge.DefaultMaxFills, "fills in flight at most (`N`; a miss past it gets 503 with Retry-After; 0: no bound)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
@@ -188,6 +190,9 @@ func parseServe(args []string) (*serveFlags, error) {
 	}
 	if _, err := fetch.ParseGCSEndpoint(f.gcsEndpoint); err != nil {
 		return nil, usagef("--gcs-endpoint %v", err)
+	}
+	if f.maxFills < 0 {
+		return nil, usagef("--max-fills must be >= 0, got %d", f.maxFills)
 	}
 	if f.name == "" || strings.ContainsAny(f.name, ",;= \t\"") {
 		return nil, usagef("--name %q: want a token (no spaces, commas, semicolons, quotes or '=')", f.name)
@@ -328,7 +333,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	tiers, _ := f.tiers() // checked by parseServe
 	handler, err := edge.New(cfg, client, log, metrics, edge.WithFetch(fetch.WithGCS(gcs)), edge.WithStore(st),
-		edge.WithName(f.name), edge.WithShields(tiers))
+		edge.WithName(f.name), edge.WithShields(tiers), edge.WithMaxFills(maxFills(f.maxFills)))
 	if err != nil {
 		return err
 	}
@@ -381,4 +386,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return first
+}
+
+// maxFills maps --max-fills (0: no bound) to edge.WithMaxFills's argument.
+func maxFills(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
