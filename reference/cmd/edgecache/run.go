@@ -21,6 +21,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
@@ -110,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "validate":
 		return validate(args[1:], stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n                       [--secrets DIR] [--gcs-endpoint URL] [--gcs-token-file FILE]\n       edgecache validate --config FILE [--lab] [--secrets DIR]")
+		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n                       [--secrets DIR] [--max-header-bytes SIZE] [--max-header-fields N] [--max-url-bytes SIZE] [--h2-max-resets N]\n                       [--gcs-endpoint URL] [--gcs-token-file FILE]\n       edgecache validate --config FILE [--lab] [--secrets DIR]")
 		return nil
 	}
 	return usagef("unknown command %q (want serve or validate)", args[0])
@@ -147,6 +148,7 @@ type serveFlags struct {
 	cacheSize                      byteSize
 	cacheDir, shield, name         string
 	shieldRegions                  multiFlag
+	limits                         receive.Limits // the receive step's (--max-*, --h2-max-resets)
 }
 
 func parseServe(args []string) (*serveFlags, error) {
@@ -169,8 +171,18 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.shield, "shield", "", "parent tier: fill cache misses from the edgecache node at `URL` (SHD-1)")
 	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
 	fs.StringVar(&f.name, "name", edge.DefaultName, "this node's `NAME` in Cache-Status")
+	f.limits = receive.DefaultLimits()
+	headerBytes, urlBytes := byteSize(f.limits.MaxHeaderBytes), byteSize(f.limits.MaxURLBytes)
+	fs.Var(&headerBytes, "max-header-bytes", "request header fields above `SIZE` get 431 (default 64KiB)")
+	fs.IntVar(&f.limits.MaxHeaderFields, "max-header-fields", f.limits.MaxHeaderFields, "more request header fields than `N` get 431")
+	fs.Var(&urlBytes, "max-url-bytes", "a request target above `SIZE` gets 414 (default 16KiB)")
+	fs.IntVar(&f.limits.H2MaxResets, "h2-max-resets", f.limits.H2MaxResets, "an h2 client resetting more than `N` streams in 10s gets GOAWAY ENHANCE_YOUR_CALM (0: no limit)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
+	}
+	f.limits.MaxHeaderBytes, f.limits.MaxURLBytes = int(min(headerBytes, 1<<30)), int(min(urlBytes, 1<<30))
+	if err := f.limits.Validate(); err != nil {
+		return nil, usagef("request limits (--max-header-bytes, --max-header-fields, --max-url-bytes, --h2-max-resets): %v", err)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -318,7 +330,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	tiers, _ := f.tiers() // checked by parseServe
 	handler, err := edge.New(cfg, client, log, metrics, edge.WithFetch(fetch.WithGCS(gcs)), edge.WithStore(st),
-		edge.WithName(f.name), edge.WithShields(tiers))
+		edge.WithName(f.name), edge.WithShields(tiers), edge.WithLimits(f.limits))
 	if err != nil {
 		return err
 	}
@@ -328,14 +340,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge, so clients can see RST_STREAM truncation
-	srv := &http.Server{Handler: handler, Protocols: &protocols, ReadHeaderTimeout: 30 * time.Second,
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// HTTP/1.1 and h2c with prior knowledge (so clients can see RST_STREAM
+	// truncation), through the receive step's raw checks.
+	receive.Configure(srv, f.limits, log)
 	servers := []*http.Server{srv}
 	errs := make(chan error, 2)
-	go func() { errs <- srv.Serve(ln) }()
+	go func() { errs <- srv.Serve(receive.Listener(ln, f.limits)) }()
 	fmt.Fprintf(stdout, "listening http://%s\n", ln.Addr())
 	if f.admin != "" {
 		aln, err := net.Listen("tcp", f.admin)
