@@ -80,6 +80,9 @@ func (c *conn) Read(p []byte) (int, error) {
 			c.in = make([]byte, 4<<10)
 		}
 		c.out, c.off = c.out[:0], 0
+		if cap(c.out) > 2*len(c.in) {
+			c.out = nil // a released head's buffer is not kept for the connection's life
+		}
 		n, err := c.Conn.Read(c.in)
 		c.scan(c.in[:n])
 		if err != nil && c.rerr == nil {

@@ -111,3 +111,25 @@ func TestServeLimitFlagsChecked(t *testing.T) {
 		}
 	}
 }
+
+// The configuration bounds' flags (issue #12 item 10): the demo's failover
+// chain (primary -> backup) is 2 origins, over --max-failover-chain 1.
+func TestValidateBoundFlags(t *testing.T) {
+	file := repoFile(t, "fixtures/edgecache-demo.yaml")
+	var out strings.Builder
+	if err := run(context.Background(), []string{"validate", "--config", file, "--max-failover-chain", "2"}, &out, io.Discard); err != nil {
+		t.Fatalf("--max-failover-chain 2: %v", err)
+	}
+	err := run(context.Background(), []string{"validate", "--config", file, "--max-failover-chain", "1"}, &out, io.Discard)
+	var ie *invalidError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "failover chain primary -> backup has 2 origins, more than 1") {
+		t.Errorf("--max-failover-chain 1: got %v, want the chain reported", err)
+	}
+	for _, args := range [][]string{{"--max-hosts", "0"}, {"--max-route-rules", "-3"}} {
+		err := run(context.Background(), append([]string{"validate", "--config", file}, args...), &out, io.Discard)
+		var ue *usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: got %v, want a usage error", args, err)
+		}
+	}
+}

@@ -111,7 +111,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "validate":
 		return validate(args[1:], stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n                       [--secrets DIR] [--max-header-bytes SIZE] [--max-header-fields N] [--max-url-bytes SIZE] [--h2-max-resets N]\n                       [--gcs-endpoint URL] [--gcs-token-file FILE]\n       edgecache validate --config FILE [--lab] [--secrets DIR]")
+		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n                       [--secrets DIR] [--max-header-bytes SIZE] [--max-header-fields N] [--max-url-bytes SIZE] [--h2-max-resets N]\n                       [--gcs-endpoint URL] [--gcs-token-file FILE]\n       edgecache validate --config FILE [--lab] [--secrets DIR]\n       (both: [--max-failover-chain N] [--max-hosts N] [--max-route-rules N])")
 		return nil
 	}
 	return usagef("unknown command %q (want serve or validate)", args[0])
@@ -123,13 +123,18 @@ func validate(args []string, stdout io.Writer) error {
 	file := fs.String("config", "", "configuration `FILE`")
 	lab := fs.Bool("lab", false, "relax the lower bounds of timeouts")
 	dir := fs.String("secrets", "", "`DIR` holding the secrets awsV4Authentication names (checked when given)")
+	var opts config.Options
+	boundFlags(fs, &opts)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *file == "" || fs.NArg() > 0 {
 		return usagef("validate needs --config FILE and nothing else")
 	}
-	opts := config.Options{Lab: *lab}
+	if err := checkBounds(opts); err != nil {
+		return err
+	}
+	opts.Lab = *lab
 	if *dir != "" {
 		opts.Secrets = secrets.Dir(*dir)
 	}
@@ -137,6 +142,27 @@ func validate(args []string, stdout io.Writer) error {
 		return &invalidError{file: *file, err: err}
 	}
 	fmt.Fprintf(stdout, "%s: valid\n", *file)
+	return nil
+}
+
+// boundFlags registers the configuration bounds that are the reference's
+// own (config.Options): failover chain, hosts and route rules.
+func boundFlags(fs *flag.FlagSet, o *config.Options) {
+	fs.IntVar(&o.MaxFailoverChain, "max-failover-chain", config.DefaultMaxFailoverChain, "at most `N` origins in a failover chain")
+	fs.IntVar(&o.MaxHosts, "max-hosts", config.DefaultMaxHosts, "at most `N` hosts in the service's host rules")
+	fs.IntVar(&o.MaxRouteRules, "max-route-rules", config.DefaultMaxRouteRules, "at most `N` route rules in the service")
+}
+
+// checkBounds rejects bounds below 1.
+func checkBounds(o config.Options) error {
+	for _, b := range []struct {
+		flag string
+		v    int
+	}{{"--max-failover-chain", o.MaxFailoverChain}, {"--max-hosts", o.MaxHosts}, {"--max-route-rules", o.MaxRouteRules}} {
+		if b.v < 1 {
+			return usagef("%s must be at least 1, got %d", b.flag, b.v)
+		}
+	}
 	return nil
 }
 
@@ -149,6 +175,7 @@ type serveFlags struct {
 	cacheDir, shield, name         string
 	shieldRegions                  multiFlag
 	limits                         receive.Limits // the receive step's (--max-*, --h2-max-resets)
+	bounds                         config.Options // the configuration's own bounds (boundFlags)
 }
 
 func parseServe(args []string) (*serveFlags, error) {
@@ -171,6 +198,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.shield, "shield", "", "parent tier: fill cache misses from the edgecache node at `URL` (SHD-1)")
 	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
 	fs.StringVar(&f.name, "name", edge.DefaultName, "this node's `NAME` in Cache-Status")
+	boundFlags(fs, &f.bounds)
 	f.limits = receive.DefaultLimits()
 	headerBytes, urlBytes := byteSize(f.limits.MaxHeaderBytes), byteSize(f.limits.MaxURLBytes)
 	fs.Var(&headerBytes, "max-header-bytes", "request header fields above `SIZE` get 431 (default 64KiB)")
@@ -178,6 +206,9 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.Var(&urlBytes, "max-url-bytes", "a request target above `SIZE` gets 414 (default 16KiB)")
 	fs.IntVar(&f.limits.H2MaxResets, "h2-max-resets", f.limits.H2MaxResets, "an h2 client resetting more than `N` streams in 10s gets GOAWAY ENHANCE_YOUR_CALM (0: no limit)")
 	if err := parseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if err := checkBounds(f.bounds); err != nil {
 		return nil, err
 	}
 	f.limits.MaxHeaderBytes, f.limits.MaxURLBytes = int(min(headerBytes, 1<<30)), int(min(urlBytes, 1<<30))
@@ -309,11 +340,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if f.secrets != "" {
 		store = secrets.Dir(f.secrets)
 	}
-	cfg, err := config.LoadFile(f.file, config.Options{Lab: f.lab, Secrets: store})
+	opts := f.bounds
+	opts.Lab, opts.Secrets = f.lab, store
+	cfg, err := config.LoadFile(f.file, opts)
 	if err != nil {
 		return &invalidError{file: f.file, err: err}
 	}
-	opts, err := f.upstreamOptions(log)
+	uopts, err := f.upstreamOptions(log)
 	if err != nil {
 		return err
 	}
@@ -321,7 +354,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	client := upstream.New(opts)
+	client := upstream.New(uopts)
 	defer client.Close()
 	metrics := edge.NewMetrics()
 	st, err := f.cacheStore()
