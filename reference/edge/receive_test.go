@@ -232,6 +232,9 @@ func TestReceiveRefusesOnBothProtocols(t *testing.T) {
 		{name: "RFC 9110 7.2 Host with a bad port", path: "/plain/rx/port",
 			h1: "GET /plain/rx/port HTTP/1.1\r\nHost: client.example:99999\r\n\r\n", status: 400,
 			h2: get("/plain/rx/port-h2", "client.example:99999"), want2: h2Result{status: 400}},
+		{name: "the placeholder header of a refused head is reserved", path: "/plain/rx/forged",
+			h1: "GET /plain/rx/forged HTTP/1.1\r\n" + host + receive.RejectHeader + ": guess\r\n\r\n", status: 400,
+			h2: get("/plain/rx/forged-h2", "client.example", [2]string{strings.ToLower(receive.RejectHeader), "guess"}), want2: h2Result{status: 400}},
 		{name: "414 a 20 KiB URL", path: "/plain/rx/long-url",
 			h1: "GET " + longURL + " HTTP/1.1\r\n" + host + "\r\n", status: 414,
 			h2: get(longURL+"-h2", "client.example"), want2: h2Result{status: 414}},
@@ -362,4 +365,46 @@ func TestReceiveH2RapidReset(t *testing.T) {
 		t.Errorf("%d requests reached the origin, want at most %d", n, limit+1)
 	}
 	t.Logf("%d pairs sent, %d requests handled, %d reached the origin", sent, logged, len(r.journal("/plain/rr/")))
+}
+
+// A refused head pipelined behind a good request refuses only itself: the
+// good request is answered from the origin, the bad one gets 400, and the
+// connection closes (RFC 9112 6.1, 9.3.2).
+func TestReceivePipelinedRefusal(t *testing.T) {
+	r := newRig(t, testConfig)
+	addr := r.receiveEdge()
+	for i := range 5 { // the bad head may be read while the first is handled, or after
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		good := fmt.Sprintf("/plain/pipe/good-%d", i)
+		raw := "GET " + good + " HTTP/1.1\r\nHost: client.example\r\n\r\n" +
+			"POST /plain/pipe/bad HTTP/1.1\r\nHost: client.example\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+		if _, err := io.WriteString(nc, raw); err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(nc)
+		var got []int
+		for range 2 {
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("round %d: reading a response: %v (have %v)", i, err, got)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			got = append(got, resp.StatusCode)
+		}
+		nc.Close()
+		if got[0] != 200 || got[1] != 400 {
+			t.Errorf("round %d: statuses %v, want [200 400]", i, got)
+		}
+		if n := len(r.journal(good)); n != 1 {
+			t.Errorf("round %d: %d origin requests for the good one, want 1", i, n)
+		}
+	}
+	if n := len(r.journal("/plain/pipe/bad")) + len(r.journal("/")) - len(r.journal("/plain/")); n != 0 {
+		t.Errorf("%d requests for the refused head reached the origin", n)
+	}
 }

@@ -24,11 +24,19 @@ const (
 // the body itself).
 const maxChunkLine = 4 << 10
 
-// rejectHead is the head handed to net/http in place of a rejected one; the
-// rejection itself waits on the connection (stash), where the handler
-// finds it, so the answer goes out in order on the connection and the
-// rejected bytes never reach net/http.
-const rejectHead = "GET / HTTP/1.1\r\nHost: rejected.invalid\r\nConnection: close\r\n\r\n"
+// rejectHead is the head handed to net/http in place of a refused one,
+// with the connection's token in RejectHeader: the refusal waits on the
+// connection, where the handler that gets this placeholder finds it, so
+// the answer goes out in order on the connection and the refused bytes
+// never reach net/http. Its method is one no route allows, in case a
+// handler that knows nothing of it gets it.
+func rejectHead(token string) string {
+	return "EDGECONFORM-REFUSED /refused HTTP/1.1\r\nHost: refused.invalid\r\n" + RejectHeader + ": " + token + "\r\nConnection: close\r\n\r\n"
+}
+
+// RejectHeader carries a connection's token on the placeholder request
+// of a refused head; a client's own is refused (400).
+const RejectHeader = "Edgeconform-Refused"
 
 // h1scan follows HTTP/1.1 request framing on a connection's incoming bytes
 // (RFC 9112): it holds each request head back until it is complete,
@@ -36,6 +44,7 @@ const rejectHead = "GET / HTTP/1.1\r\nHost: rejected.invalid\r\nConnection: clos
 // released as they come, counted (Content-Length) or parsed (chunked) to
 // find the next head. It buffers at most one head, bounded by the limits.
 type h1scan struct {
+	token  string // for rejectHead
 	lim    Limits
 	state  int
 	head   []byte
@@ -51,7 +60,9 @@ type h1scan struct {
 	trail  int    // sTrailer: bytes so far
 }
 
-func newH1(l Limits) *h1scan { return &h1scan{lim: l, reqEnd: -1, first: true} }
+func newH1(l Limits, token string) *h1scan {
+	return &h1scan{lim: l, reqEnd: -1, first: true, token: token}
+}
 
 // feed scans in and appends the bytes to release to out. It returns a
 // rejection when a head was refused (out then ends with rejectHead), and
@@ -249,5 +260,5 @@ func (s *h1scan) nextHead() {
 // refuse drops the head and hands net/http rejectHead instead.
 func (s *h1scan) refuse(out []byte, _ *Error) []byte {
 	s.state, s.head = sReject, nil
-	return append(out, rejectHead...)
+	return append(out, rejectHead(s.token)...)
 }

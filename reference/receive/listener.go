@@ -2,6 +2,7 @@ package receive
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"io"
 	"log/slog"
@@ -38,7 +39,8 @@ func (ln *listener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{Conn: c, h1: newH1(ln.lim), lim: ln.lim}, nil
+	token := rand.Text()
+	return &conn{Conn: c, h1: newH1(ln.lim, token), lim: ln.lim, token: token}, nil
 }
 
 // conn is one client connection under the receive step. Reads come from
@@ -55,8 +57,9 @@ type conn struct {
 	off  int
 	rerr error // a read error to return once out is drained
 
+	token    string // on the placeholder of a refused head (RejectHeader)
 	mu       sync.Mutex
-	rejected *Error // a refused HTTP/1.1 head, for the handler
+	rejected *Error // a refused HTTP/1.1 head, for the placeholder's handler
 
 	isH2     atomic.Bool
 	wmu      sync.Mutex
@@ -212,12 +215,20 @@ func (c *conn) takeRejected() *Error {
 
 type connKey struct{}
 
-// stashed is the refused head of r's connection, if Listener refused one.
+// stashed is the refusal r stands for when r is the placeholder of a head
+// Listener refused (it carries its connection's token), a 400 when r
+// carries RejectHeader otherwise, else nil.
 func stashed(r *http.Request) *Error {
-	if c, ok := r.Context().Value(connKey{}).(*conn); ok {
-		return c.takeRejected()
+	tok, ok := r.Header[RejectHeader]
+	if !ok {
+		return nil
 	}
-	return nil
+	if c, ok := r.Context().Value(connKey{}).(*conn); ok && len(tok) == 1 && tok[0] == c.token {
+		if e := c.takeRejected(); e != nil {
+			return e
+		}
+	}
+	return reject(http.StatusBadRequest, "the %s header is reserved", RejectHeader)
 }
 
 // Configure sets srv up for the receive step with l: HTTP/1.1 and h2c

@@ -61,7 +61,7 @@ func TestLimitsValidate(t *testing.T) {
 
 // feedAll runs raw through a scanner in pieces of n bytes.
 func feedAll(raw string, n int) (out string, rej *Error) {
-	s := newH1(DefaultLimits())
+	s := newH1(DefaultLimits(), "tok")
 	var b []byte
 	for i := 0; i < len(raw); i += n {
 		var e *Error
@@ -85,16 +85,16 @@ func TestH1ScanSplits(t *testing.T) {
 		status         int
 	}{
 		{"keep-alive bodies pass", good, good, 0},
-		{"RFC 9112 6.1 CL and TE", "POST /a HTTP/1.1\r\n" + host + "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", rejectHead, 400},
+		{"RFC 9112 6.1 CL and TE", "POST /a HTTP/1.1\r\n" + host + "Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", rejectHead("tok"), 400},
 		{"RFC 9112 6.1 CL and TE in the second request", "GET /a HTTP/1.1\r\n" + host + "\r\nPOST /b HTTP/1.1\r\n" + host + "transfer-encoding: chunked\r\ncontent-length: 1\r\n\r\n",
-			"GET /a HTTP/1.1\r\n" + host + "\r\n" + rejectHead, 400},
-		{"RFC 9112 5.2 obs-fold with a tab", "GET /a HTTP/1.1\r\n" + host + "X: 1\r\n\t2\r\n\r\n", rejectHead, 400},
+			"GET /a HTTP/1.1\r\n" + host + "\r\n" + rejectHead("tok"), 400},
+		{"RFC 9112 5.2 obs-fold with a tab", "GET /a HTTP/1.1\r\n" + host + "X: 1\r\n\t2\r\n\r\n", rejectHead("tok"), 400},
 		{"a chunk's data that looks like a head is data", "POST /a HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n10\r\n\r\n X: fold\r\n\r\n \r\n0\r\n\r\n",
 			"POST /a HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n10\r\n\r\n X: fold\r\n\r\n \r\n0\r\n\r\n", 0},
 		{"a bad chunk size passes to net/http", "POST /a HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\nzz\r\n",
 			"POST /a HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\nzz\r\n", 0},
-		{"414", "GET /" + strings.Repeat("a", 17<<10) + " HTTP/1.1\r\n" + host + "\r\n", rejectHead, 414},
-		{"431 fields", "GET /a HTTP/1.1\r\n" + strings.Repeat("X: 1\r\n", 257) + "\r\n", rejectHead, 431},
+		{"414", "GET /" + strings.Repeat("a", 17<<10) + " HTTP/1.1\r\n" + host + "\r\n", rejectHead("tok"), 414},
+		{"431 fields", "GET /a HTTP/1.1\r\n" + strings.Repeat("X: 1\r\n", 257) + "\r\n", rejectHead("tok"), 431},
 	}
 	for _, c := range cases {
 		for _, n := range []int{1, 7, 4096} {
