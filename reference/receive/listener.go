@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"sync"
@@ -71,6 +72,15 @@ type conn struct {
 }
 
 func (c *conn) Read(p []byte) (int, error) {
+	if c.off == len(c.out) && c.rerr == nil {
+		// Body bytes (HTTP/1.1 Content-Length or chunk data, h2 frame
+		// payloads) need no look: straight into p, with no copy.
+		if n := c.direct(); n > 0 {
+			m, err := c.Conn.Read(p[:min(len(p), n)])
+			c.passed(m)
+			return m, err
+		}
+	}
 	for c.off == len(c.out) {
 		if c.rerr != nil {
 			err := c.rerr
@@ -80,7 +90,7 @@ func (c *conn) Read(p []byte) (int, error) {
 			return 0, err
 		}
 		if c.in == nil {
-			c.in = make([]byte, 4<<10)
+			c.in = make([]byte, 8<<10)
 		}
 		c.out, c.off = c.out[:0], 0
 		if cap(c.out) > 2*len(c.in) {
@@ -95,6 +105,42 @@ func (c *conn) Read(p []byte) (int, error) {
 	n := copy(p, c.out[c.off:])
 	c.off += n
 	return n, nil
+}
+
+// direct is how many of the next bytes may go to net/http unlooked at.
+func (c *conn) direct() int {
+	if c.h2 != nil {
+		if c.h2.skip == 0 && c.h2.hn == 0 {
+			return int(c.h2.remain)
+		}
+		return 0
+	}
+	switch c.h1.state {
+	case sPass:
+		return math.MaxInt
+	case sBody, sChunkData:
+		return int(min(c.h1.remain, math.MaxInt32))
+	}
+	return 0
+}
+
+// passed accounts for n bytes read straight through (direct).
+func (c *conn) passed(n int) {
+	if c.h2 != nil {
+		c.h2.remain -= uint32(n)
+		return
+	}
+	s := c.h1
+	switch s.state {
+	case sBody:
+		if s.remain -= int64(n); s.remain == 0 {
+			s.state = sHead
+		}
+	case sChunkData:
+		if s.remain -= int64(n); s.remain == 0 {
+			s.state, s.buf = sChunkEnd, s.buf[:0]
+		}
+	}
 }
 
 // scan runs incoming bytes through the HTTP/1.1 or h2 follower.
@@ -157,10 +203,11 @@ func (c *conn) sendCalm() {
 		return
 	}
 	c.draining = true
+	nc := c.Conn
+	time.AfterFunc(calmGrace, func() { nc.Close() }) // whatever deadlines net/http sets meanwhile
 	go func() {
-		_ = c.Conn.SetReadDeadline(time.Now().Add(calmGrace))
-		_, _ = io.Copy(io.Discard, c.Conn)
-		c.Conn.Close()
+		_, _ = io.Copy(io.Discard, nc)
+		nc.Close()
 	}()
 }
 
