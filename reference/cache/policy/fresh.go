@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"net/http"
 	"net/textproto"
 	"strconv"
@@ -32,6 +33,9 @@ func CurrentAge(h http.Header, requestTime, responseTime, now time.Time) time.Du
 	corrected := ageValue + max(0, responseTime.Sub(requestTime))
 	return max(apparent, corrected) + max(0, now.Sub(responseTime))
 }
+
+// errAgeInvalid is an Age field that is not one non-negative integer.
+var errAgeInvalid = errors.New("age is not one non-negative integer")
 
 // parseAge is the Age field's delta-seconds (RFC 9111 5.1): exactly one
 // field line holding one non-negative integer, capped at 2^31 (RFC 9111

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -96,6 +95,3 @@ func prefix(s string) string {
 	}
 	return s
 }
-
-// errAgeInvalid is an Age field that is not one non-negative integer.
-var errAgeInvalid = errors.New("age is not one non-negative integer")
