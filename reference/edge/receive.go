@@ -15,6 +15,11 @@ func (o *options) receiveLimits() receive.Limits {
 	return receive.DefaultLimits()
 }
 
+// ChecksReceive marks the server as running receive.Check itself
+// (receive.Checking): receive.Configure then leaves it unwrapped, and
+// refusals are logged as client requests (LOG-1) like any other.
+func (s *Server) ChecksReceive() {}
+
 // refuse is the receive step: it answers a request receive.Check refuses
 // (400 for framing and Host, 414, 431) and reports whether it did. Nothing
 // of a refused request reaches an origin.

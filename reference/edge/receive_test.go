@@ -27,6 +27,7 @@ func (r *rig) receiveEdge() string { return r.receiveServer().Listener.Addr().St
 func (r *rig) receiveServer() *httptest.Server {
 	r.t.Helper()
 	ts := httptest.NewUnstartedServer(r.server())
+	ts.Config.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn) // h2 connection errors the tests cause
 	lim := receive.DefaultLimits()
 	receive.Configure(ts.Config, lim, slog.New(slog.DiscardHandler))
 	ts.Listener = receive.Listener(ts.Listener, lim)
@@ -247,7 +248,10 @@ func TestReceiveRefusesOnBothProtocols(t *testing.T) {
 			h1: "GET /plain/rx/bytes HTTP/1.1\r\n" + host + h1Fields(manyFields(10, 7<<10)) + "\r\n", status: 431,
 			h2: get("/plain/rx/bytes-h2", "client.example", manyFields(10, 7<<10)...), want2: h2Result{status: 431}},
 		{name: "431 900 KiB of header fields", path: "/plain/rx/huge-head",
-			h1: "GET /plain/rx/huge-head HTTP/1.1\r\n" + host + h1Fields(manyFields(90, 10<<10)) + "\r\n", status: 431},
+			h1: "GET /plain/rx/huge-head HTTP/1.1\r\n" + host + h1Fields(manyFields(90, 10<<10)) + "\r\n", status: 431,
+			// net/http ends an h2 connection whose header block passes its
+			// bound by far (the CONTINUATION flood defence, CVE-2023-45288).
+			h2: get("/plain/rx/huge-head-h2", "client.example", manyFields(90, 10<<10)...), want2: h2Result{goAway: "PROTOCOL_ERROR"}},
 	}
 	for _, c := range cases {
 		t.Run("h1/"+c.name, func(t *testing.T) {
@@ -400,6 +404,11 @@ func TestReceivePipelinedRefusal(t *testing.T) {
 		if got[0] != 200 || got[1] != 400 {
 			t.Errorf("round %d: statuses %v, want [200 400]", i, got)
 		}
+		// LOG-1: the refusal is a client request record of its own.
+		r.waitRecord("client request", func(m map[string]any) bool {
+			e, _ := m["error"].(string)
+			return m["status"] == 400.0 && strings.Contains(e, "Content-Length and Transfer-Encoding")
+		})
 		if n := len(r.journal(good)); n != 1 {
 			t.Errorf("round %d: %d origin requests for the good one, want 1", i, n)
 		}

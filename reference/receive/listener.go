@@ -284,7 +284,8 @@ func stashed(r *http.Request) *Error {
 // past); the connection in each request's context, so Check finds what
 // Listener refused; and srv.Handler wrapped so that a refused head is
 // answered (with Connection: close) even by a handler that does not call
-// Check. Serve srv on Listener(ln, l).
+// Check (one that is Checking is left as it is). Serve srv on
+// Listener(ln, l); set srv.Handler before calling Configure.
 func Configure(srv *http.Server, l Limits, log *slog.Logger) {
 	if log == nil {
 		log = slog.Default()
@@ -305,6 +306,9 @@ func Configure(srv *http.Server, l Limits, log *slog.Logger) {
 		return ctx
 	}
 	next := srv.Handler
+	if _, ok := next.(Checking); ok {
+		return // it answers placeholders itself, in its own log
+	}
 	srv.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if e := stashed(r); e != nil {
 			log.Info("client request refused", "status", e.Status, "reason", e.Reason, "remote", r.RemoteAddr)
@@ -313,6 +317,14 @@ func Configure(srv *http.Server, l Limits, log *slog.Logger) {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Checking is a handler that calls Check first thing in ServeHTTP (as
+// edge.Server does), so Configure leaves it unwrapped and its own log
+// records the refusals.
+type Checking interface {
+	http.Handler
+	ChecksReceive()
 }
 
 // Answer writes e as the response to r, closing an HTTP/1.1 connection
