@@ -25,6 +25,33 @@ type Options struct {
 	// have is a problem at that field, naming the origin and what was
 	// looked for. nil skips the resolution (validation only).
 	Secrets secrets.Store
+
+	// Bounds the API reference leaves open (EXT); 0 means the default.
+	// MaxFailoverChain bounds the origins in one failover chain, the
+	// primary included (default DefaultMaxFailoverChain: Media CDN makes
+	// at most 4 attempts across all origins, ATT-2, so a fifth origin could
+	// never be tried). MaxHosts bounds the hosts of all host rules together
+	// and MaxRouteRules the route rules of all path matchers together
+	// (defaults DefaultMaxHosts, DefaultMaxRouteRules; 200 route rules per
+	// path matcher is the API's own bound and holds regardless).
+	MaxFailoverChain int
+	MaxHosts         int
+	MaxRouteRules    int
+}
+
+// The defaults of Options' bounds.
+const (
+	DefaultMaxFailoverChain = maxMaxAttempts
+	DefaultMaxHosts         = 1000
+	DefaultMaxRouteRules    = 2000
+)
+
+// bound is v, or def when v is 0.
+func bound(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // docField names the whole document in errors that belong to no field.

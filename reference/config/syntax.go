@@ -2,6 +2,7 @@ package config
 
 import (
 	"github.com/edgeconform/edgeconform/reference/pathtemplate"
+	"unicode/utf8"
 
 	"fmt"
 	"net/netip"
@@ -48,10 +49,9 @@ func checkLabel(l string) string {
 	case l[0] == '-' || l[len(l)-1] == '-':
 		return fmt.Sprintf("has a label %q that starts or ends with '-'", l)
 	}
-	for i := 0; i < len(l); i++ {
-		c := l[i]
+	for _, c := range l {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-			return fmt.Sprintf("has a label %q with a character %q that is not a letter, digit or '-'", l, c)
+			return fmt.Sprintf("has a label %q with a character %s that is not a letter, digit or '-'%s", l, describeRune(c), idnHint(c))
 		}
 	}
 	return ""
@@ -156,9 +156,9 @@ func checkBucket(b string) string {
 	case !alnum(b[0]) || !alnum(b[len(b)-1]):
 		return fmt.Sprintf("%q must start and end with a lowercase letter or digit", b)
 	}
-	for i := 0; i < len(b); i++ {
-		if c := b[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
-			return fmt.Sprintf("%q may hold only lowercase letters, digits, '-', '_' and '.', not %q", b, c)
+	for _, c := range b {
+		if c >= utf8.RuneSelf || !alnum(byte(c)) && c != '-' && c != '_' && c != '.' {
+			return fmt.Sprintf("%q may hold only lowercase letters, digits, '-', '_' and '.', not %s", b, describeRune(c))
 		}
 	}
 	for part := range strings.SplitSeq(b, ".") {
@@ -364,4 +364,24 @@ func parseTemplateRewrite(s string) (refs []string, problem string) {
 // fmtDur writes d as the API does ("5s", "0.2s").
 func fmtDur(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}
+
+// describeRune names a character for a message: 'ü' (U+00FC), or, for a
+// byte that is not UTF-8, the byte.
+func describeRune(c rune) string {
+	if c == utf8.RuneError {
+		return "that is not UTF-8"
+	}
+	if c < utf8.RuneSelf {
+		return fmt.Sprintf("%q", c)
+	}
+	return fmt.Sprintf("%q (%U)", c, c)
+}
+
+// idnHint tells how to write a non-ASCII name.
+func idnHint(c rune) string {
+	if c >= utf8.RuneSelf {
+		return " (write an internationalised name as its A-labels, xn--...)"
+	}
+	return ""
 }

@@ -3,10 +3,12 @@ package config
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
 )
@@ -65,15 +67,43 @@ type validator struct {
 	origins map[string]int // origin name -> index of its first definition
 }
 
-func (v *validator) add(field, format string, args ...any) { v.l.Add(field, format, args...) }
+func (v *validator) add(field, format string, args ...any) {
+	v.l.Add(field, "%s", clipQuoted(fmt.Sprintf(format, args...)))
+}
 
 // problem records p at field unless it is "" and says whether it was "".
 func (v *validator) problem(field, p string) bool {
 	if p != "" {
-		v.l.Add(field, "%s", p)
+		v.l.Add(field, "%s", clipQuoted(p))
 		return false
 	}
 	return true
+}
+
+// maxQuoted is how much of a value a message quotes.
+const maxQuoted = 64
+
+// quotedRE finds the quoted values (%q) in a message.
+var quotedRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// clipQuoted shortens every quoted value in msg longer than maxQuoted
+// bytes to its first maxQuoted bytes and its length, so that a huge value
+// does not make a huge message: "xxxx..."... (100000 bytes).
+func clipQuoted(msg string) string {
+	if len(msg) < 2*maxQuoted {
+		return msg
+	}
+	return quotedRE.ReplaceAllStringFunc(msg, func(q string) string {
+		s, err := strconv.Unquote(q)
+		if err != nil || len(s) <= maxQuoted {
+			return q
+		}
+		cut := maxQuoted
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q... (%d bytes)", s[:cut], len(s))
+	})
 }
 
 // originNames lists the defined origins for "no origin named" messages.
@@ -106,6 +136,56 @@ func (v *validator) checkOrigins() {
 		v.checkOrigin(fmt.Sprintf("origins[%d]", i), &v.c.Origins[i])
 	}
 	v.checkFailoverCycles()
+	v.checkFailoverChains()
+}
+
+// checkFailoverChains reports, at its first origin, a failover chain of
+// more origins than Options.MaxFailoverChain (ATT-2: Media CDN makes at
+// most 4 attempts across all origins, so with the default of 4 every
+// origin of a chain can be tried at least once). Chains that end in a
+// cycle were reported by checkFailoverCycles.
+func (v *validator) checkFailoverChains() {
+	max := bound(v.opts.MaxFailoverChain, DefaultMaxFailoverChain)
+	origins := v.c.Origins
+	next := func(i int) int {
+		j, ok := v.origins[origins[i].FailoverOrigin]
+		if !ok || j == i {
+			return -1
+		}
+		return j
+	}
+	isFailover := make([]bool, len(origins))
+	for i := range origins {
+		if j := next(i); j >= 0 {
+			isFailover[j] = true
+		}
+	}
+	for head := range origins {
+		if isFailover[head] {
+			continue
+		}
+		var chain []int
+		seen := map[int]bool{}
+		for j := head; j >= 0 && !seen[j]; j = next(j) {
+			seen[j] = true
+			chain = append(chain, j)
+		}
+		if len(chain) <= max || next(chain[len(chain)-1]) >= 0 { // too short, or a cycle
+			continue
+		}
+		var names []string
+		for k, j := range chain {
+			if len(chain) > 6 && k == 5 {
+				names = append(names, "...")
+				names = append(names, origins[chain[len(chain)-1]].Name)
+				break
+			}
+			names = append(names, origins[j].Name)
+		}
+		v.add(fmt.Sprintf("origins[%d].failoverOrigin", head),
+			"failover chain %s has %d origins, more than %d: Media CDN makes at most %d attempts across all origins (ATT-2), so the last could never be tried",
+			strings.Join(names, " -> "), len(chain), max, maxMaxAttempts)
+	}
 }
 
 func (v *validator) checkOrigin(p string, o *Origin) {
@@ -321,6 +401,19 @@ func (v *validator) checkRouting(p string, r *Routing) {
 	}
 	if len(r.PathMatchers) == 0 {
 		v.add(p+".pathMatchers", "must have at least 1 path matcher, got 0")
+	}
+	nHosts, nRoutes := 0, 0
+	for _, hr := range r.HostRules {
+		nHosts += len(hr.Hosts)
+	}
+	for _, m := range r.PathMatchers {
+		nRoutes += len(m.RouteRules)
+	}
+	if max := bound(v.opts.MaxHosts, DefaultMaxHosts); nHosts > max {
+		v.add(p+".hostRules", "%d hosts, more than %d in one service (the reference's bound: config.Options.MaxHosts)", nHosts, max)
+	}
+	if max := bound(v.opts.MaxRouteRules, DefaultMaxRouteRules); nRoutes > max {
+		v.add(p+".pathMatchers", "%d route rules, more than %d in one service (the reference's bound: config.Options.MaxRouteRules)", nRoutes, max)
 	}
 	used := map[string]bool{}
 	hosts := map[string]string{} // lower-case host -> path of its first appearance

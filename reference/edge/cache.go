@@ -65,6 +65,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/routing"
 	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
@@ -91,6 +92,7 @@ type options struct {
 	name     string
 	shields  shield.Tiers
 	maxFills int
+	limits   *receive.Limits // receive.go
 }
 
 // WithStore makes the edge cache objects in st instead of a memory store

@@ -32,6 +32,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/routing"
 	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
@@ -54,6 +55,8 @@ type Server struct {
 	name    string              // this node's name in Cache-Status (RFC 9211)
 	parents map[string]*url.URL // origin name -> shield node (SHD-1); absent: fill from the origin
 	shield  *shield.Client      // nil without parents
+
+	limits receive.Limits // the receive step's (receive.go)
 }
 
 // New builds a server for a validated configuration (with its secrets
@@ -102,6 +105,7 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 		idBase:  strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		store:   st,
 		group:   newGroup(o.maxFills),
+		limits:  o.receiveLimits(),
 	}, nil
 }
 
@@ -146,7 +150,10 @@ type visit struct {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	v := &visit{id: s.idBase + "-" + strconv.FormatUint(s.ids.Add(1), 10), start: time.Now(), w: w, r: r}
 	defer s.logVisit(v)
-	route, rerr := s.router.Route(r) // receive + route: MTH-1..MTH-7
+	if s.refuse(v) { // receive: framing, head limits, Host (receive.go)
+		return
+	}
+	route, rerr := s.router.Route(r) // route: MTH-1..MTH-7
 	if rerr != nil {
 		s.deny(v, rerr)
 		return

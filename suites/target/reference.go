@@ -25,6 +25,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
@@ -190,12 +191,12 @@ func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *
 		if err != nil {
 			return "", fmt.Errorf("reference listener: %w", err)
 		}
-		var protocols http.Protocols
-		protocols.SetHTTP1(true)
-		protocols.SetUnencryptedHTTP2(true)
-		srv := &http.Server{Handler: handler, Protocols: &protocols, ReadHeaderTimeout: 30 * time.Second,
+		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second,
 			ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
-		go srv.Serve(ln)
+		// As edgecache serve: HTTP/1.1 and h2c through the receive step.
+		lim := receive.DefaultLimits()
+		receive.Configure(srv, lim, log)
+		go srv.Serve(receive.Listener(ln, lim))
 		closers = append(closers, func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

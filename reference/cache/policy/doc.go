@@ -35,7 +35,10 @@
 //   - CCH-3 "Expires is ignored when Cache-Control is present" is taken
 //     literally: any non-empty Cache-Control field disables Expires, even
 //     one without max-age. Expires that is invalid or not after Date means
-//     "already expired": TTL 0. Freshness from Expires is Expires - Date
+//     "already expired": TTL 0 (RFC 9111 5.3). Valid is strict
+//     (ParseHTTPDate): one field line holding exactly an IMF-fixdate,
+//     rfc850-date or asctime-date, two-digit hours and days, single
+//     spaces, "GMT"; several Expires lines are stale (RFC 9111 4.2.1). Freshness from Expires is Expires - Date
 //     (Date absent or invalid: now).
 //   - A TTL of 0 (max-age=0, a 0s TTL in the configuration) is stored and
 //     revalidated before every use ("0 means always revalidate").
@@ -70,7 +73,11 @@
 //     hop-by-hop fields; a stored Age the 304 does not repeat is dropped
 //     (the age restarts at the revalidation). Inputs are not modified.
 //   - CurrentAge: an absent or invalid Date gives apparent age 0; an
-//     absent or invalid Age counts as 0.
+//     absent Age counts as 0. An Age that is not one field line holding one
+//     non-negative integer ("old, 0", "0, 0", "-5", two lines) makes the
+//     response stale (age 2^31 s). RFC 9111 5.1 says to use a list's first
+//     member or ignore an invalid field; the reference is stricter: a cache
+//     that cannot tell a response's age does not serve it as fresh.
 //   - RNG-1: LargeObjectCacheable checks only the headers; the caller
 //     applies it to objects over LargeObject bytes (or of unknown length).
 //     A 206's Content-Length must match its Content-Range.

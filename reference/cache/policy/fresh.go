@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"net/http"
 	"net/textproto"
 	"strconv"
@@ -23,15 +24,36 @@ func CurrentAge(h http.Header, requestTime, responseTime, now time.Time) time.Du
 	}
 	var ageValue time.Duration
 	if v, ok := h["Age"]; ok {
-		s := strings.TrimSpace(first(v))
-		if n, err := strconv.ParseUint(s, 10, 64); err == nil {
-			ageValue = time.Duration(min(n, maxDelta)) * time.Second
-		} else if s != "" && strings.Trim(s, "0123456789") == "" {
-			ageValue = maxDelta * time.Second // overflow
+		n, err := parseAge(v)
+		if err != nil {
+			n = maxDelta // RFC 9111 5.1, INT: an invalid Age makes the response stale
 		}
+		ageValue = time.Duration(n) * time.Second
 	}
 	corrected := ageValue + max(0, responseTime.Sub(requestTime))
 	return max(apparent, corrected) + max(0, now.Sub(responseTime))
+}
+
+// errAgeInvalid is an Age field that is not one non-negative integer.
+var errAgeInvalid = errors.New("age is not one non-negative integer")
+
+// parseAge is the Age field's delta-seconds (RFC 9111 5.1): exactly one
+// field line holding one non-negative integer, capped at 2^31 (RFC 9111
+// 1.2.2). A list ("old, 0", "0, 0"), two field lines, a sign or a word is
+// errAgeInvalid.
+func parseAge(lines []string) (uint64, error) {
+	if len(lines) != 1 {
+		return 0, errAgeInvalid
+	}
+	s := strings.TrimSpace(lines[0])
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, errAgeInvalid
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return maxDelta, nil // all digits: an overflow
+	}
+	return min(n, maxDelta), nil
 }
 
 // Fresh reports whether a stored response with decision d and current age

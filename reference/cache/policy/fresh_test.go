@@ -27,9 +27,18 @@ func TestCurrentAge(t *testing.T) {
 		{"CCH-7 Date in the future: apparent 0", []string{date(time.Hour)}, 0, time.Second, time.Second, time.Second},
 		{"CCH-7 no Date", []string{"Age: 7"}, 0, 0, 3 * time.Second, 10 * time.Second},
 		{"CCH-7 invalid Date", []string{"Date: yesterday"}, 0, 0, 3 * time.Second, 3 * time.Second},
-		{"CCH-7 invalid Age", []string{date(0), "Age: -5"}, 0, 0, 0, 0},
 		{"CCH-7 overflowing Age capped", []string{"Age: 99999999999999999999999"}, 0, 0, 0, 2147483648 * time.Second},
-		{"CCH-7 first Age counts", []string{"Age: 3", "Age: 9"}, 0, 0, 0, 3 * time.Second},
+		// RFC 9111 5.1: Age is one non-negative integer. Anything else
+		// (a list, two field lines, a word) makes the response stale
+		// (INT: the RFC says ignore; a cache that cannot tell a response's
+		// age does not serve it as fresh).
+		{"RFC 9111 5.1 Age list is stale", []string{date(0), "Age: old, 0"}, 0, 0, 0, 2147483648 * time.Second},
+		{"RFC 9111 5.1 Age list of numbers is stale", []string{date(0), "Age: 0, 0"}, 0, 0, 0, 2147483648 * time.Second},
+		{"RFC 9111 5.1 Age negative is stale", []string{date(0), "Age: -5"}, 0, 0, 0, 2147483648 * time.Second},
+		{"RFC 9111 5.1 Age word is stale", []string{date(0), "Age: old"}, 0, 0, 0, 2147483648 * time.Second},
+		{"RFC 9111 5.1 Age empty is stale", []string{date(0), "Age: "}, 0, 0, 0, 2147483648 * time.Second},
+		{"RFC 9111 5.1 Age two field lines is stale", []string{"Age: 3", "Age: 9"}, 0, 0, 0, 2147483648 * time.Second},
+		{"RFC 9111 5.1 Age with surrounding whitespace", []string{date(0), "Age:  12 "}, 0, 0, 0, 12 * time.Second},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

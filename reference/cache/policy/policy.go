@@ -273,7 +273,10 @@ func explicitTTL(cc CacheControl, hasCC bool, h http.Header, now time.Time) (tim
 	if !ok {
 		return 0, "", false
 	}
-	exp, err := http.ParseTime(strings.TrimSpace(first(ev)))
+	if len(ev) > 1 { // RFC 9111 4.2.1: several Expires lines, considered stale
+		return 0, "Expires (several field lines: already expired)", true
+	}
+	exp, err := ParseHTTPDate(first(ev)) // RFC 9111 5.3: strictly an HTTP-date
 	if err != nil {
 		return 0, "Expires (invalid: already expired)", true
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
 	"github.com/edgeconform/edgeconform/reference/logsink"
+	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
@@ -112,7 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "validate":
 		return validate(args[1:], stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n                       [--secrets DIR] [--gcs-endpoint URL] [--gcs-token-file FILE]\n       edgecache validate --config FILE [--lab] [--secrets DIR]")
+		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n                       [--secrets DIR] [--max-header-bytes SIZE] [--max-header-fields N] [--max-url-bytes SIZE] [--h2-max-resets N]\n                       [--gcs-endpoint URL] [--gcs-token-file FILE]\n       edgecache validate --config FILE [--lab] [--secrets DIR]\n       (both: [--max-failover-chain N] [--max-hosts N] [--max-route-rules N])")
 		return nil
 	}
 	return usagef("unknown command %q (want serve or validate)", args[0])
@@ -124,13 +125,18 @@ func validate(args []string, stdout io.Writer) error {
 	file := fs.String("config", "", "configuration `FILE`")
 	lab := fs.Bool("lab", false, "relax the lower bounds of timeouts")
 	dir := fs.String("secrets", "", "`DIR` holding the secrets awsV4Authentication names (checked when given)")
+	var opts config.Options
+	boundFlags(fs, &opts)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *file == "" || fs.NArg() > 0 {
 		return usagef("validate needs --config FILE and nothing else")
 	}
-	opts := config.Options{Lab: *lab}
+	if err := checkBounds(opts); err != nil {
+		return err
+	}
+	opts.Lab = *lab
 	if *dir != "" {
 		opts.Secrets = secrets.Dir(*dir)
 	}
@@ -138,6 +144,27 @@ func validate(args []string, stdout io.Writer) error {
 		return &invalidError{file: *file, err: err}
 	}
 	fmt.Fprintf(stdout, "%s: valid\n", *file)
+	return nil
+}
+
+// boundFlags registers the configuration bounds that are the reference's
+// own (config.Options): failover chain, hosts and route rules.
+func boundFlags(fs *flag.FlagSet, o *config.Options) {
+	fs.IntVar(&o.MaxFailoverChain, "max-failover-chain", config.DefaultMaxFailoverChain, "at most `N` origins in a failover chain")
+	fs.IntVar(&o.MaxHosts, "max-hosts", config.DefaultMaxHosts, "at most `N` hosts in the service's host rules")
+	fs.IntVar(&o.MaxRouteRules, "max-route-rules", config.DefaultMaxRouteRules, "at most `N` route rules in the service")
+}
+
+// checkBounds rejects bounds below 1.
+func checkBounds(o config.Options) error {
+	for _, b := range []struct {
+		flag string
+		v    int
+	}{{"--max-failover-chain", o.MaxFailoverChain}, {"--max-hosts", o.MaxHosts}, {"--max-route-rules", o.MaxRouteRules}} {
+		if b.v < 1 {
+			return usagef("%s must be at least 1, got %d", b.flag, b.v)
+		}
+	}
 	return nil
 }
 
@@ -151,6 +178,8 @@ type serveFlags struct {
 	cacheDir, shield, name         string
 	shieldRegions                  multiFlag
 	maxFills                       int
+	limits                         receive.Limits // the receive step's (--max-*, --h2-max-resets)
+	bounds                         config.Options // the configuration's own bounds (boundFlags)
 }
 
 func parseServe(args []string) (*serveFlags, error) {
@@ -175,8 +204,22 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
 	fs.StringVar(&f.name, "name", edge.DefaultName, "this node's `NAME` in Cache-Status")
 	fs.IntVar(&f.maxFills, "max-fills", edge.DefaultMaxFills, "fills in flight at most (`N`; a miss past it gets 503 with Retry-After; 0: no bound)")
+	boundFlags(fs, &f.bounds)
+	f.limits = receive.DefaultLimits()
+	headerBytes, urlBytes := byteSize(f.limits.MaxHeaderBytes), byteSize(f.limits.MaxURLBytes)
+	fs.Var(&headerBytes, "max-header-bytes", "request header fields above `SIZE` get 431 (default 64KiB)")
+	fs.IntVar(&f.limits.MaxHeaderFields, "max-header-fields", f.limits.MaxHeaderFields, "more request header fields than `N` get 431")
+	fs.Var(&urlBytes, "max-url-bytes", "a request target above `SIZE` gets 414 (default 16KiB)")
+	fs.IntVar(&f.limits.H2MaxResets, "h2-max-resets", f.limits.H2MaxResets, "an h2 client resetting more than `N` streams in 10s gets GOAWAY ENHANCE_YOUR_CALM (0: no limit)")
 	if err := parseFlags(fs, args); err != nil {
 		return nil, err
+	}
+	if err := checkBounds(f.bounds); err != nil {
+		return nil, err
+	}
+	f.limits.MaxHeaderBytes, f.limits.MaxURLBytes = int(min(headerBytes, 1<<30)), int(min(urlBytes, 1<<30))
+	if err := f.limits.Validate(); err != nil {
+		return nil, usagef("request limits (--max-header-bytes, --max-header-fields, --max-url-bytes, --h2-max-resets): %v", err)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -312,11 +355,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if f.secrets != "" {
 		store = secrets.Dir(f.secrets)
 	}
-	cfg, err := config.LoadFile(f.file, config.Options{Lab: f.lab, Secrets: store})
+	opts := f.bounds
+	opts.Lab, opts.Secrets = f.lab, store
+	cfg, err := config.LoadFile(f.file, opts)
 	if err != nil {
 		return &invalidError{file: f.file, err: err}
 	}
-	opts, err := f.upstreamOptions(log)
+	uopts, err := f.upstreamOptions(log)
 	if err != nil {
 		return err
 	}
@@ -324,7 +369,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	client := upstream.New(opts)
+	client := upstream.New(uopts)
 	defer client.Close()
 	metrics := edge.NewMetrics()
 	st, err := f.cacheStore()
@@ -333,7 +378,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	tiers, _ := f.tiers() // checked by parseServe
 	handler, err := edge.New(cfg, client, log, metrics, edge.WithFetch(fetch.WithGCS(gcs)), edge.WithStore(st),
-		edge.WithName(f.name), edge.WithShields(tiers), edge.WithMaxFills(maxFills(f.maxFills)))
+		edge.WithName(f.name), edge.WithShields(tiers), edge.WithMaxFills(maxFills(f.maxFills)), edge.WithLimits(f.limits))
 	if err != nil {
 		return err
 	}
@@ -347,14 +392,14 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	var protocols http.Protocols
-	protocols.SetHTTP1(true)
-	protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge, so clients can see RST_STREAM truncation
-	srv := &http.Server{Handler: handler, Protocols: &protocols, ReadHeaderTimeout: 30 * time.Second,
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	// HTTP/1.1 and h2c with prior knowledge (so clients can see RST_STREAM
+	// truncation), through the receive step's raw checks.
+	receive.Configure(srv, f.limits, log)
 	servers := []*http.Server{srv}
 	errs := make(chan error, 2)
-	go func() { errs <- srv.Serve(ln) }()
+	go func() { errs <- srv.Serve(receive.Listener(ln, f.limits)) }()
 	fmt.Fprintf(stdout, "listening http://%s\n", ln.Addr())
 	if f.admin != "" {
 		aln, err := net.Listen("tcp", f.admin)
