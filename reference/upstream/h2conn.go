@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -11,21 +12,56 @@ import (
 	"golang.org/x/net/http2"
 )
 
-// h2Conn is the HTTP/2 round tripper of one target: one connection at a
-// time, shared by concurrent requests, replaced when it can take no more
-// streams. It calls http2.ClientConn.RoundTrip itself instead of
+// h2Conn is the HTTP/2 round tripper of one target (PRT-4: connections
+// reused per origin and Host): one connection at a time, shared by every
+// concurrent request, with requests beyond the origin's
+// SETTINGS_MAX_CONCURRENT_STREAMS waiting on it for a stream (under their
+// own context) rather than opening more connections. A new connection is
+// dialled only when the current one is going away (GOAWAY, closed, broken)
+// and then exactly once: the requests that need it wait for that one dial
+// (a singleflight) instead of each dialling its own, which after a GOAWAY
+// used to leave dozens of single-request connections idle (issue #12 item
+// 6). Connections going away drain their streams and close; at most
+// maxConns are open at once, a dial beyond that waiting for one to close.
+//
+// It calls http2.ClientConn.RoundTrip itself instead of
 // http2.Transport.RoundTrip, whose loop transparently resends a request
 // that got REFUSED_STREAM or was cut by a GOAWAY: an origin attempt the
 // attempt loop would not count (ATT-3, ATT-4), and, against an origin
 // that refuses every stream, a retry storm that ends in a timeout instead
 // of a connect failure (ATT-5 INT).
 type h2Conn struct {
-	t    *http2.Transport
-	dial func(ctx context.Context) (net.Conn, error)
+	t        *http2.Transport // StrictMaxConcurrentStreams: see above
+	dial     func(ctx context.Context) (net.Conn, error)
+	maxConns int
 
-	mu sync.Mutex
-	cc *http2.ClientConn
-	nc net.Conn // cc's connection
+	mu      sync.Mutex
+	cc      *http2.ClientConn
+	nc      net.Conn // cc's connection
+	dialing *h2Dial  // the dial in flight, shared by all who need it
+
+	// openMu guards open and closed; it is taken under mu, never the other
+	// way round: a connection's Close, which x/net calls from its own
+	// goroutines and locks, takes only openMu.
+	openMu sync.Mutex
+	open   int           // connections open: cc, those going away, the dial
+	closed chan struct{} // closed and replaced when a connection closes
+}
+
+// h2Dial is one dial in flight; done is closed when cc/nc or err is set.
+type h2Dial struct {
+	done chan struct{}
+	cc   *http2.ClientConn
+	nc   net.Conn
+	err  error
+	// canceled: the dial failed because its dialler's context ended, which
+	// says nothing about the origin; a waiter with time left dials again.
+	canceled bool
+}
+
+func newH2Conn(t *http2.Transport, maxConns int, dial func(ctx context.Context) (net.Conn, error)) *h2Conn {
+	t.StrictMaxConcurrentStreams = true
+	return &h2Conn{t: t, dial: dial, maxConns: maxConns, closed: make(chan struct{})}
 }
 
 // RoundTrip implements http.RoundTripper: exactly one request on the wire.
@@ -33,8 +69,9 @@ type h2Conn struct {
 // http2.Transport does (the caller learns the IP and that it connected).
 //
 // The one case it takes another connection for is a connection that turned
-// unusable before the request was sent (closed meanwhile): nothing reached
-// the origin, so that is not an attempt.
+// unusable before the request was sent (closed meanwhile, or GOAWAY while
+// the request waited for a stream): nothing reached the origin, so that is
+// not an attempt.
 func (h *h2Conn) RoundTrip(req *http.Request) (*http.Response, error) {
 	for tries := 0; ; tries++ {
 		cc, nc, reused, err := h.conn(req.Context())
@@ -66,55 +103,149 @@ func (h *h2Conn) forget(cc *http2.ClientConn) {
 	}
 }
 
-// conn returns a connection with a stream reserved for the caller,
-// dialling a new one when the current one cannot take it. The dial runs
-// outside the lock, under the caller's context only: a slow dial never
-// holds up another request's own connect timeout.
+// conn returns a connection with a stream reserved for the caller: the
+// current one if it can take requests, else the one being dialled (the
+// caller waits for it under its own context), else one the caller dials.
+// The dial runs outside the lock, under the dialler's context: a waiter
+// whose dialler gave up (its context ended) dials again itself, so a slow
+// or abandoned dial never decides another request's outcome beyond that
+// request's own deadline.
 func (h *h2Conn) conn(ctx context.Context) (cc *http2.ClientConn, nc net.Conn, reused bool, err error) {
-	h.mu.Lock()
-	if h.cc != nil && h.cc.ReserveNewRequest() {
-		cc, nc = h.cc, h.nc
+	for {
+		h.mu.Lock()
+		if h.cc != nil && h.cc.ReserveNewRequest() {
+			cc, nc = h.cc, h.nc
+			h.mu.Unlock()
+			return cc, nc, true, nil
+		}
+		if d := h.dialing; d != nil {
+			h.mu.Unlock()
+			select {
+			case <-d.done:
+			case <-ctx.Done():
+				return nil, nil, false, context.Cause(ctx)
+			}
+			if d.err != nil && !d.canceled {
+				return nil, nil, false, d.err
+			}
+			continue // take the new connection (or dial again) under the lock
+		}
+		h.openMu.Lock()
+		full, wait := h.open >= h.maxConns, h.closed
+		if !full {
+			h.open++
+		}
+		h.openMu.Unlock()
+		if full {
+			// The bound: wait for a connection going away to close.
+			h.mu.Unlock()
+			select {
+			case <-wait:
+			case <-ctx.Done():
+				return nil, nil, false, fmt.Errorf("h2 connection: %d connections to this origin already open (all going away): %w", h.maxConns, context.Cause(ctx))
+			}
+			continue
+		}
+		d := &h2Dial{done: make(chan struct{})}
+		h.dialing = d
 		h.mu.Unlock()
-		return cc, nc, true, nil
-	}
-	h.mu.Unlock()
 
-	nc, err = h.dial(ctx)
+		d.cc, d.nc, d.err = h.newConn(ctx)
+		d.canceled = d.err != nil && ctx.Err() != nil
+
+		h.mu.Lock()
+		h.dialing = nil
+		if d.err == nil {
+			h.cc, h.nc = d.cc, d.nc
+		}
+		reserved := d.err == nil && d.cc.ReserveNewRequest()
+		h.mu.Unlock()
+		close(d.done)
+		switch {
+		case d.err != nil:
+			return nil, nil, false, d.err
+		case reserved:
+			return d.cc, d.nc, false, nil
+		}
+		// Gone away already: go round again.
+	}
+}
+
+// newConn dials and starts an h2 connection whose close is counted (a
+// failed dial counts as closed at once).
+func (h *h2Conn) newConn(ctx context.Context) (*http2.ClientConn, net.Conn, error) {
+	raw, err := h.dial(ctx)
 	if err != nil {
-		return nil, nil, false, err
+		h.connClosed()
+		return nil, nil, err
 	}
-	cc, err = h.t.NewClientConn(nc)
+	nc := &countedConn{Conn: raw, onClose: h.connClosed}
+	cc, err := h.t.NewClientConn(nc)
 	if err != nil {
-		nc.Close()
-		return nil, nil, false, fmt.Errorf("h2 connection: %w", err)
+		nc.Close() // counted once, whether or not x/net closed it already
+		return nil, nil, fmt.Errorf("h2 connection: %w", err)
 	}
-	if !cc.ReserveNewRequest() {
-		cc.Close()
-		return nil, nil, false, fmt.Errorf("h2 connection: a new connection takes no request")
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	// Install it unless another request installed a usable connection
-	// meanwhile (then this one serves this request and closes when idle).
-	// A replaced connection is not closed here: requests may hold
-	// reservations on it; it closes when idle (IdleConnTimeout) or broken.
-	if h.cc == nil || !h.cc.CanTakeNewRequest() {
-		h.cc, h.nc = cc, nc
-	}
-	return cc, nc, false, nil
+	return cc, nc, nil
+}
+
+func (h *h2Conn) connClosed() {
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	h.open--
+	close(h.closed)
+	h.closed = make(chan struct{})
+}
+
+// openConns is the number of connections open (for tests).
+func (h *h2Conn) openConns() int {
+	h.openMu.Lock()
+	defer h.openMu.Unlock()
+	return h.open
 }
 
 // CloseIdleConnections closes the connection if it carries no stream, and
 // otherwise lets its streams finish and closes it then.
 func (h *h2Conn) CloseIdleConnections() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.cc == nil {
+	cc := h.cc
+	h.cc, h.nc = nil, nil
+	h.mu.Unlock()
+	if cc == nil {
 		return
 	}
-	h.cc.SetDoNotReuse()
-	if h.cc.State().StreamsActive == 0 {
-		h.cc.Close()
+	cc.SetDoNotReuse()
+	if cc.State().StreamsActive == 0 {
+		cc.Close()
 	}
-	h.cc, h.nc = nil, nil
+}
+
+// countedConn reports its first Close (x/net closes a connection when its
+// reader ends, whatever ended it), and keeps the TLS state visible to
+// x/net (the response's TLS field).
+type countedConn struct {
+	net.Conn
+	once    sync.Once
+	onClose func()
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.onClose)
+	return err
+}
+
+// ConnectionState is the TLS state of the connection, if it is TLS.
+func (c *countedConn) ConnectionState() tls.ConnectionState {
+	if tc, ok := c.Conn.(*tls.Conn); ok {
+		return tc.ConnectionState()
+	}
+	return tls.ConnectionState{}
+}
+
+// NetConn is the connection under the TLS layer.
+func (c *countedConn) NetConn() net.Conn {
+	if u, ok := c.Conn.(interface{ NetConn() net.Conn }); ok {
+		return u.NetConn()
+	}
+	return c.Conn
 }

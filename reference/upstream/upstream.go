@@ -16,7 +16,13 @@
 // verified against the certificate's IP SANs. Connections are dialled to
 // Target.Address (through Options.Resolve, like curl --resolve, else DNS) and
 // Target.Port, and are reused per Target, that is per (protocol, dial
-// address, port, host). The client never adds Accept-Encoding or a
+// address, port, host) (PRT-4). Connections are bounded (issue #12 item 6):
+// an h2 target has one connection at a time, shared by all its requests
+// (those beyond the origin's stream limit wait on it), and a new one only
+// when that one is going away, dialled once for all who need it; an
+// HTTP/1.1 target at most Options.MaxConnsPerTarget connections, of which
+// 32 may stay idle; an idle connection closes after Options.IdleTimeout.
+// The client never adds Accept-Encoding or a
 // User-Agent of its own, never uses a proxy from the environment and never
 // follows redirects.
 //
@@ -27,6 +33,7 @@
 package upstream
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"crypto/tls"
@@ -59,7 +66,27 @@ type Options struct {
 	Resolve map[string]string
 	// Logger receives debug logs about connections; nil means slog.Default().
 	Logger *slog.Logger
+	// IdleTimeout closes an origin connection that carried no request for
+	// this long; 0 means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+	// MaxConnsPerTarget bounds the HTTP/1.1 connections (in use, being
+	// dialled or idle) to one target; a request beyond it waits for one
+	// under its context (the connect timeout); 0 means
+	// DefaultMaxConnsPerTarget. An h2 target has one connection at a time
+	// (plus, briefly, up to h2MaxConns-1 going away).
+	MaxConnsPerTarget int
 }
+
+// Connection bounds (issue #12 item 6; EXT: Media CDN documents none).
+const (
+	DefaultIdleTimeout       = 30 * time.Second
+	DefaultMaxConnsPerTarget = 128
+	// maxIdlePerTarget is how many idle HTTP/1.1 connections a target keeps.
+	maxIdlePerTarget = 32
+	// h2MaxConns bounds an h2 target's open connections: the current one
+	// and those going away (draining their streams after a GOAWAY).
+	h2MaxConns = 4
+)
 
 // Target is where one attempt goes.
 type Target struct {
@@ -101,9 +128,11 @@ func DefaultPort(protocol string) int {
 
 // Client makes attempts to origins. It is safe for concurrent use.
 type Client struct {
-	rootCAs *x509.CertPool
-	resolve map[string]string
-	log     *slog.Logger
+	rootCAs  *x509.CertPool
+	resolve  map[string]string
+	log      *slog.Logger
+	idle     time.Duration
+	maxConns int
 
 	mu         sync.Mutex
 	rts        map[Target]*list.Element // of *cached, most recently used first
@@ -124,7 +153,8 @@ type cached struct {
 
 // New returns a Client.
 func New(opts Options) *Client {
-	c := &Client{rootCAs: opts.RootCAs, resolve: map[string]string{}, log: opts.Logger, rts: map[Target]*list.Element{}, maxTargets: maxTargets}
+	c := &Client{rootCAs: opts.RootCAs, resolve: map[string]string{}, log: opts.Logger, rts: map[Target]*list.Element{}, maxTargets: maxTargets,
+		idle: cmp.Or(opts.IdleTimeout, DefaultIdleTimeout), maxConns: cmp.Or(opts.MaxConnsPerTarget, DefaultMaxConnsPerTarget)}
 	for host, ip := range opts.Resolve {
 		c.resolve[strings.ToLower(host)] = ip
 	}
@@ -286,15 +316,12 @@ func (c *Client) roundTripper(t Target) (http.RoundTripper, error) {
 	var rt http.RoundTripper
 	switch t.Protocol {
 	case config.ProtocolHTTP2:
-		rt = &h2Conn{
-			t: &http2.Transport{
-				DisableCompression: true,
-				ReadIdleTimeout:    30 * time.Second,
-				PingTimeout:        15 * time.Second,
-				IdleConnTimeout:    90 * time.Second,
-			},
-			dial: func(ctx context.Context) (net.Conn, error) { return c.dialTLS(ctx, t, "h2") },
-		}
+		rt = newH2Conn(&http2.Transport{
+			DisableCompression: true,
+			ReadIdleTimeout:    30 * time.Second,
+			PingTimeout:        15 * time.Second,
+			IdleConnTimeout:    c.idle,
+		}, h2MaxConns, func(ctx context.Context) (net.Conn, error) { return c.dialTLS(ctx, t, "h2") })
 	default:
 		protocols := new(http.Protocols)
 		protocols.SetHTTP1(true) // never h2, never h2c (PRT-2)
@@ -304,8 +331,9 @@ func (c *Client) roundTripper(t Target) (http.RoundTripper, error) {
 				return c.dialTCP(ctx, t)
 			},
 			DisableCompression:  true,
-			MaxIdleConnsPerHost: 64,
-			IdleConnTimeout:     90 * time.Second,
+			MaxConnsPerHost:     c.maxConns,
+			MaxIdleConnsPerHost: min(maxIdlePerTarget, c.maxConns),
+			IdleConnTimeout:     c.idle,
 			TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
 			Protocols:           protocols,
 		}

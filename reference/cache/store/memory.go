@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/maypok86/otter/v2"
@@ -15,9 +16,19 @@ const chunkSize = 64 << 10
 // Memory is an in-memory Store bounded by bytes. An entry weighs its body,
 // metadata and key bytes (the key counts so that empty entries still weigh
 // something); entries over 4 GiB are not stored.
+//
+// The bound covers the bodies being written too (issue #12 item 5): a
+// writer reserves the bytes it is given, and the committed entries
+// may only use what the writers in progress leave (the index's maximum
+// shrinks by the reservations, evicting at once). A write that would take
+// the reservations past the bound fails: that entry is not stored (its
+// fill still streams to its readers).
 type Memory struct {
 	max   int64
 	cache *otter.Cache[string, *memEntry]
+
+	resMu    sync.Mutex // serializes reservations with the index's maximum
+	reserved int64      // bytes held by writers in progress
 
 	counters
 }
@@ -82,22 +93,67 @@ func (m *Memory) Close() error {
 	return nil
 }
 
+// reserve takes n more bytes for a writer in progress, or says why not.
+func (m *Memory) reserve(key string, n int64) error {
+	if n == 0 {
+		return nil
+	}
+	m.resMu.Lock()
+	defer m.resMu.Unlock()
+	if m.reserved+n > m.max {
+		return fmt.Errorf("store: writing %q: the entries being written already hold %d of the store's %d bytes: %w", key, m.reserved, m.max, ErrTooLarge)
+	}
+	m.reserved += n
+	m.cache.SetMaximum(uint64(max(m.max-m.reserved, 1)))
+	return nil
+}
+
+// release gives back n reserved bytes.
+func (m *Memory) release(n int64) {
+	if n == 0 {
+		return
+	}
+	m.resMu.Lock()
+	defer m.resMu.Unlock()
+	m.reserved -= n
+	m.cache.SetMaximum(uint64(max(m.max-m.reserved, 1)))
+}
+
+// Reserved is the number of bytes the writers in progress hold.
+func (m *Memory) Reserved() int64 {
+	m.resMu.Lock()
+	defer m.resMu.Unlock()
+	return m.reserved
+}
+
 type memWriter struct {
 	pending
 	m      *Memory
 	chunks [][]byte
+	held   int64 // bytes reserved in m
 }
 
 func (w *memWriter) fail(err error) error {
 	w.err = err
-	w.chunks = nil
+	w.drop()
 	return err
+}
+
+// drop lets go of the chunks and their reservation.
+func (w *memWriter) drop() {
+	w.chunks = nil
+	w.m.release(w.held)
+	w.held = 0
 }
 
 func (w *memWriter) Write(p []byte) (int, error) {
 	if err := w.admit(len(p), int64(len(w.meta)+len(w.key)), w.m.max); err != nil {
 		return 0, w.fail(err)
 	}
+	if err := w.m.reserve(w.key, int64(len(p))); err != nil {
+		return 0, w.fail(err)
+	}
+	w.held += int64(len(p))
 	next := w.size + int64(len(p))
 	n := len(p)
 	for len(p) > 0 {
@@ -130,7 +186,7 @@ func (w *memWriter) Commit() error {
 		w.chunks[last] = c
 	}
 	e := &memEntry{meta: w.meta, chunks: w.chunks, size: w.size, weight: weight}
-	w.chunks = nil
+	w.drop() // the entry now weighs in the index instead
 	w.m.bytes.Add(weight)
 	w.m.cache.Set(w.key, e)
 	return nil
@@ -139,7 +195,7 @@ func (w *memWriter) Commit() error {
 func (w *memWriter) Abort() {
 	if !w.done {
 		w.done = true
-		w.chunks = nil
+		w.drop()
 	}
 }
 

@@ -15,7 +15,8 @@
 // Two implementations, both bounded by bytes, with
 // github.com/maypok86/otter/v2 as the index and eviction policy:
 //
-//   - [Memory] ([NewMemory]): bodies held in 64 KiB chunks.
+//   - [Memory] ([NewMemory]): bodies held in 64 KiB chunks; the bound
+//     covers the bodies still being written as well as committed ones.
 //   - [Disk] ([NewDisk]): one file per entry (body, then key, metadata and a
 //     checksummed footer), written to a temporary file and renamed into
 //     place on commit; committed entries are re-indexed on start.

@@ -175,6 +175,7 @@ type serveFlags struct {
 	lab                            bool
 	cas, resolves                  multiFlag
 	cacheSize                      byteSize
+	memoryLimit                    memoryLimit
 	cacheDir, shield, name         string
 	shieldRegions                  multiFlag
 	maxFills                       int
@@ -199,6 +200,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.gcsToken, "gcs-token-file", "", "`FILE` with the bearer token for gs:// origins")
 	f.cacheSize = edge.DefaultStoreBytes
 	fs.Var(&f.cacheSize, "cache-size", "cache `SIZE` in bytes (suffixes KiB, MiB, GiB; default 256MiB)")
+	fs.Var(&f.memoryLimit, "memory-limit", "the Go runtime's soft memory `LIMIT` (KiB, MiB, GiB, or off; default: --cache-size + 128MiB, or GOMEMLIMIT)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "`DIR` for a disk cache (default: memory)")
 	fs.StringVar(&f.shield, "shield", "", "parent tier: fill cache misses from the edgecache node at `URL` (SHD-1)")
 	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
@@ -369,6 +371,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	defer applyMemoryLimit(f.memoryLimit, int64(f.cacheSize), log)()
 	client := upstream.New(uopts)
 	defer client.Close()
 	metrics := edge.NewMetrics()

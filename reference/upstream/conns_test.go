@@ -1,0 +1,182 @@
+package upstream
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/journal"
+	"github.com/edgeconform/edgeconform/emulators/rules"
+	"github.com/edgeconform/edgeconform/reference/config"
+)
+
+// load runs workers goroutines making perWorker requests each to
+// prefix+"w/i" and returns how many failed.
+func load(t *testing.T, c *Client, tgt Target, prefix string, workers, perWorker int) int {
+	t.Helper()
+	var (
+		wg     sync.WaitGroup
+		mu     sync.Mutex
+		failed int
+	)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range perWorker {
+				if _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", fmt.Sprintf("%s%d/%d", prefix, w, i))); err != nil {
+					mu.Lock()
+					failed++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return failed
+}
+
+// waitClosed waits until at least n of the listener's connections are
+// closed and returns the listener's connections.
+func waitClosed(t *testing.T, e interface {
+	Journal() *journal.Journal
+}, listener string, n int, within time.Duration) []journal.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	_, err := e.Journal().WaitConns(ctx, journal.Query{Listener: listener}, n, func(c *journal.Conn) bool { return !c.Closed.IsZero() })
+	conns := e.Journal().Query(journal.Query{Listener: listener}).Conns
+	if err != nil {
+		open := 0
+		for _, c := range conns {
+			if c.Closed.IsZero() {
+				open++
+			}
+		}
+		t.Fatalf("after %v, %d of %d connections still open, want at most %d", within, open, len(conns), len(conns)-n)
+	}
+	return conns
+}
+
+// PRT-4, issue #12 item 6: GOAWAYs under concurrent load make one new
+// connection each, shared by every request that needed it, never a
+// connection per waiting request; those going away close, and no
+// connection is left idle beside the current one.
+func TestH2GoAwayOneNewConnection(t *testing.T) {
+	e := startEmu(t)
+	c := newClient(t, e)
+	tgt := target(t, e, config.ProtocolHTTP2, "h2", "origin.test")
+	const workers, perWorker, goaways = 16, 12, 6
+	for i := range goaways {
+		if _, err := e.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/ga/", Nth: 20 * (i + 1)},
+			Action: rules.Action{GoAway: &rules.Cut{Code: "NO_ERROR"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every request takes a while, so many are in flight at each GOAWAY.
+	if _, err := e.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/ga/"}, Unlimited: true,
+		Action: rules.Action{Delay: rules.Duration(10 * time.Millisecond)}}); err != nil {
+		t.Fatal(err)
+	}
+	failed := load(t, c, tgt, "/ga/", workers, perWorker)
+	fired := 0
+	for _, r := range e.Journal().Query(journal.Query{PathPrefix: "/ga/"}).Requests {
+		if r.End == journal.EndGoAway {
+			fired++
+		}
+	}
+	if fired != goaways {
+		t.Fatalf("%d GOAWAYs fired, want %d", fired, goaways)
+	}
+	conns := e.Journal().Query(journal.Query{Listener: "h2"}).Conns
+	t.Logf("%d requests, %d failed, %d GOAWAYs, %d connections", workers*perWorker, failed, fired, len(conns))
+	if len(conns) > fired+1 {
+		t.Fatalf("%d connections for %d GOAWAYs: want at most one new connection per GOAWAY (%d)", len(conns), fired, fired+1)
+	}
+	// Every connection but the current one went away; they close once
+	// their GOAWAY lingered (a second at the emulator).
+	waitClosed(t, e, "h2", len(conns)-1, 5*time.Second)
+	if n := c.h2Open(tgt); n != 1 {
+		t.Fatalf("the client counts %d open connections, want 1", n)
+	}
+}
+
+// PRT-4: RST_STREAM ends one stream, not the connection: concurrent
+// requests with stream resets on a share of them all use one connection.
+func TestH2RSTStreamKeepsConnection(t *testing.T) {
+	e := startEmu(t)
+	c := newClient(t, e)
+	tgt := target(t, e, config.ProtocolHTTP2, "h2", "origin.test")
+	if _, err := e.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/rst/3/"}, Unlimited: true,
+		Action: rules.Action{RSTStream: &rules.Cut{Code: "INTERNAL_ERROR"}}}); err != nil {
+		t.Fatal(err)
+	}
+	const workers, perWorker = 8, 8
+	if failed := load(t, c, tgt, "/rst/", workers, perWorker); failed != perWorker {
+		t.Fatalf("%d requests failed, want the %d reset ones", failed, perWorker)
+	}
+	if conns := e.Journal().Query(journal.Query{Listener: "h2"}).Conns; len(conns) != 1 {
+		t.Fatalf("%d connections, want 1", len(conns))
+	}
+}
+
+// Issue #12 item 6: an idle origin connection is closed after the
+// client's idle timeout, h2 and HTTP/1.1 alike.
+func TestIdleConnectionsClosed(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	for _, tc := range []struct{ protocol, listener string }{
+		{config.ProtocolHTTP2, "h2"}, {config.ProtocolHTTP, "http"}, {config.ProtocolHTTPS, "https"},
+	} {
+		t.Run(tc.listener, func(t *testing.T) {
+			e := startEmu(t)
+			c := New(Options{RootCAs: e.CA().Pool(), Resolve: map[string]string{"origin.test": "127.0.0.1"},
+				Logger: slog.New(slog.DiscardHandler), IdleTimeout: idle})
+			t.Cleanup(c.Close)
+			tgt := target(t, e, tc.protocol, tc.listener, "origin.test")
+			if _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", "/idle")); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			conns := waitClosed(t, e, tc.listener, 1, idle+5*time.Second)
+			if len(conns) != 1 {
+				t.Fatalf("%d connections, want 1", len(conns))
+			}
+			if d := conns[0].Closed.Sub(start); d < idle/2 {
+				t.Fatalf("closed %v after the response, before the idle timeout %v", d, idle)
+			}
+		})
+	}
+}
+
+// Issue #12 item 6: HTTP/1.1 connections to one target are bounded;
+// requests beyond the bound wait for a connection and then succeed.
+func TestHTTP1ConnectionsBounded(t *testing.T) {
+	e := startEmu(t)
+	c := New(Options{Resolve: map[string]string{"origin.test": "127.0.0.1"}, Logger: slog.New(slog.DiscardHandler), MaxConnsPerTarget: 2})
+	t.Cleanup(c.Close)
+	tgt := target(t, e, config.ProtocolHTTP, "http", "origin.test")
+	if _, err := e.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/b/"}, Unlimited: true,
+		Action: rules.Action{Delay: rules.Duration(50 * time.Millisecond)}}); err != nil {
+		t.Fatal(err)
+	}
+	if failed := load(t, c, tgt, "/b/", 6, 2); failed != 0 {
+		t.Fatalf("%d requests failed", failed)
+	}
+	if n := len(e.Journal().Query(journal.Query{PathPrefix: "/b/"}).Requests); n != 12 {
+		t.Fatalf("the origin saw %d requests, want 12", n)
+	}
+	if conns := e.Journal().Query(journal.Query{Listener: "http"}).Conns; len(conns) > 2 {
+		t.Fatalf("%d connections, want at most 2", len(conns))
+	}
+}
+
+// h2Open is the number of open connections of an h2 target's round
+// tripper.
+func (c *Client) h2Open(t Target) int {
+	rt, err := c.roundTripper(t)
+	if err != nil {
+		return -1
+	}
+	return rt.(*h2Conn).openConns()
+}
