@@ -64,8 +64,6 @@ func TestChunkedOriginResponse(t *testing.T) {
 	}
 }
 
-
-
 // The same through a shield tier (SHD-1): the shield's own response to its
 // edge is framed with Content-Length; the small chunked object is cached
 // at both tiers, and the second GET is a hit at the edge.
