@@ -2,8 +2,8 @@ package edge
 
 import (
 	"context"
+	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -21,12 +21,12 @@ import (
 // attached it stops after ChunkSize bytes.
 func TestAbandonedFillsCostOneChunk(t *testing.T) {
 	r := newRig(t, cacheConfig)
-	const keys = 6
+	const keys = 16
 	const big = 8 << 20
 	drip := &rules.Drip{Bytes: 64 << 10, Every: rules.Duration(5 * time.Millisecond)}
 	var paths []string
 	for i := range keys {
-		path := "/o/gone/" + strconv.Itoa(i)
+		path := fmt.Sprintf("/o/gone/%02d", i) // no path a prefix of another
 		size := int64(big)
 		r.put(objects.Spec{Path: path, Size: &size, CacheControl: "max-age=60", NoRanges: i%2 == 1})
 		act := rules.Action{Drip: drip}
