@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -148,22 +147,14 @@ func TestUncachedBodyFailingAtByteZero(t *testing.T) {
 func TestFailedFillBeforeHeadersH2Client(t *testing.T) {
 	zero := int64(0)
 	r := newRig(t, faultConfig)
-	h2 := httptest.NewUnstartedServer(r.server())
-	h2.Config.Protocols = new(http.Protocols)
-	h2.Config.Protocols.SetUnencryptedHTTP2(true)
-	h2.Start()
-	t.Cleanup(h2.Close)
-	tr := &http.Transport{Protocols: new(http.Protocols)}
-	tr.Protocols.SetUnencryptedHTTP2(true)
-	t.Cleanup(tr.CloseIdleConnections)
-	client := &http.Client{Transport: tr}
+	h2URL, client := r.h2cEdge()
 	const path = "/h1/h2client"
 	r.put(objects.Spec{Path: path, CacheControl: "max-age=60"})
 	r.hold(path, "cut", rules.Action{Reset: &rules.Cut{AfterBytes: &zero}})
 	get := func() <-chan result {
 		ch := make(chan result, 1)
 		go func() {
-			req, _ := http.NewRequestWithContext(t.Context(), "GET", h2.URL+path, nil)
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", h2URL+path, nil)
 			req.Host = "client.example"
 			resp, err := client.Do(req)
 			if err != nil {
