@@ -2,6 +2,7 @@ package edge
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ const faultConfig = `
 origins:
   - {name: h1, originAddress: origin.test, protocol: HTTP, port: {{port "http"}}}
   - {name: h2, originAddress: origin.test, protocol: HTTP2, port: {{port "h2"}}}
+  - {name: slow, originAddress: origin.test, protocol: HTTP, port: {{port "http"}}, timeout: {readTimeout: 300ms}}
 service:
   name: faults
   routing:
@@ -24,6 +26,7 @@ service:
           - {priority: 1, matchRules: [{prefixMatch: /h1/}], origin: h1, routeAction: {cdnPolicy: {cacheMode: USE_ORIGIN_HEADERS}}}
           - {priority: 2, matchRules: [{prefixMatch: /h2/}], origin: h2, routeAction: {cdnPolicy: {cacheMode: USE_ORIGIN_HEADERS}}}
           - {priority: 3, matchRules: [{prefixMatch: /bypass/}], origin: h1, routeAction: {cdnPolicy: {cacheMode: BYPASS_CACHE}}}
+          - {priority: 4, matchRules: [{prefixMatch: /slow/}], origin: slow, routeAction: {cdnPolicy: {cacheMode: USE_ORIGIN_HEADERS}}}
 `
 
 // wantSynthesized checks that a client got a response the edge made itself
@@ -32,13 +35,20 @@ service:
 // stream reset before the header.
 func wantSynthesized(t *testing.T, who string, res result, cacheStatus string) {
 	t.Helper()
+	wantStatus(t, who, res, http.StatusBadGateway, cacheStatus)
+}
+
+// wantStatus is wantSynthesized for another status.
+func wantStatus(t *testing.T, who string, res result, status int, cacheStatus string) {
+	t.Helper()
 	if res.err != nil || res.resp == nil {
-		t.Errorf("%s: no response (%v); want a 502 with its reason", who, res.err)
+		t.Errorf("%s: no response (%v); want a %d with its reason", who, res.err, status)
 		return
 	}
 	body := string(res.body)
-	if res.resp.StatusCode != http.StatusBadGateway || !strings.HasPrefix(body, "502 Bad Gateway: ") || len(body) <= len("502 Bad Gateway: \n") {
-		t.Errorf("%s: %d %q; want a 502 naming its reason", who, res.resp.StatusCode, body)
+	prefix := fmt.Sprintf("%d %s: ", status, http.StatusText(status))
+	if res.resp.StatusCode != status || !strings.HasPrefix(body, prefix) || len(body) <= len(prefix)+1 {
+		t.Errorf("%s: %d %q; want a %d naming its reason", who, res.resp.StatusCode, body, status)
 	}
 	if got := res.resp.Header.Get("Cache-Status"); got != cacheStatus && (cacheStatus != "" || !strings.HasPrefix(got, "edgecache; ")) {
 		t.Errorf("%s: Cache-Status %q, want %q", who, got, cacheStatus)
@@ -139,4 +149,65 @@ func TestUncachedBodyFailingAtByteZero(t *testing.T) {
 	ch := r.goGet(t.Context(), path)
 	r.release("cut")
 	wantSynthesized(t, "client", <-ch, "edgecache; fwd=bypass")
+}
+
+// Issue #12 item 7 for h2 clients: a fill failing at body byte 0 gives an
+// h2c client a 502 on its stream, not a RST_STREAM before any header.
+func TestFailedFillBeforeHeadersH2Client(t *testing.T) {
+	zero := int64(0)
+	r := newRig(t, faultConfig)
+	h2URL, client := r.h2cEdge()
+	const path = "/h1/h2client"
+	r.put(objects.Spec{Path: path, CacheControl: "max-age=60"})
+	r.hold(path, "cut", rules.Action{Reset: &rules.Cut{AfterBytes: &zero}})
+	get := func() <-chan result {
+		ch := make(chan result, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", h2URL+path, nil)
+			req.Host = "client.example"
+			resp, err := client.Do(req)
+			if err != nil {
+				ch <- result{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if resp.ProtoMajor != 2 {
+				err = fmt.Errorf("client spoke %s, want h2", resp.Proto)
+			}
+			ch <- result{resp, body, err}
+		}()
+		return ch
+	}
+	lead := get()
+	r.waitArrived(path, 1)
+	base := r.server().group.Stats().Joins
+	follower := get()
+	r.waitJoins(base, 1)
+	r.release("cut")
+	wantSynthesized(t, "leader", <-lead, "edgecache; fwd=miss")
+	wantSynthesized(t, "follower", <-follower, "edgecache; fwd=miss; collapsed")
+}
+
+// Issue #12 item 7, TMO-5: readTimeout passing before the first body byte
+// of a fill (the origin sent its headers, then nothing) is a 504 for the
+// leader and its follower, not a bare close.
+func TestReadTimeoutBeforeFirstByteIs504(t *testing.T) {
+	zero := int64(0)
+	r := newRig(t, faultConfig)
+	const path = "/slow/obj"
+	r.put(objects.Spec{Path: path, CacheControl: "max-age=60"})
+	r.hold(path, "stall", rules.Action{Stall: &rules.Cut{AfterBytes: &zero}})
+	lead := r.goGet(t.Context(), path)
+	r.waitArrived(path, 1)
+	base := r.server().group.Stats().Joins
+	follower := r.goGet(t.Context(), path)
+	r.waitJoins(base, 1)
+	r.release("stall")
+	wantStatus(t, "leader", <-lead, http.StatusGatewayTimeout, "edgecache; fwd=miss")
+	wantStatus(t, "follower", <-follower, http.StatusGatewayTimeout, "edgecache; fwd=miss; collapsed")
+	rec := r.waitRecord("client request", func(m map[string]any) bool { return m["cache_status"] == "miss" })
+	if rec["proxy_status"] != "connection_read_timeout" {
+		t.Fatalf("leader's log record %v, want proxy_status connection_read_timeout", rec)
+	}
 }
