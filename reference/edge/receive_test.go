@@ -30,7 +30,7 @@ func (r *rig) receiveServer() *httptest.Server {
 	ts.Config.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn) // h2 connection errors the tests cause
 	lim := receive.DefaultLimits()
 	receive.Configure(ts.Config, lim, slog.New(slog.DiscardHandler))
-	ts.Listener = receive.Listener(ts.Listener, lim)
+	ts.Listener = receive.Listener(ts.Listener, lim, r.server().log)
 	ts.Start()
 	r.t.Cleanup(ts.Close)
 	return ts
@@ -349,6 +349,9 @@ func TestReceiveH2RapidReset(t *testing.T) {
 	if got.goAway != "ENHANCE_YOUR_CALM" {
 		t.Fatalf("got %+v, want GOAWAY ENHANCE_YOUR_CALM", got)
 	}
+	r.waitRecord("h2 client passed the reset-stream limit: GOAWAY ENHANCE_YOUR_CALM, connection closed", func(m map[string]any) bool {
+		return m["max_resets"] == float64(limit)
+	})
 	_ = hc.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.Copy(io.Discard, hc.nc); err != nil && !isClosed(err) {
 		t.Fatalf("the connection stayed open after the GOAWAY: %v", err)
