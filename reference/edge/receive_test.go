@@ -30,7 +30,7 @@ func (r *rig) receiveServer() *httptest.Server {
 	ts.Config.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn) // h2 connection errors the tests cause
 	lim := receive.DefaultLimits()
 	receive.Configure(ts.Config, lim, slog.New(slog.DiscardHandler))
-	ts.Listener = receive.Listener(ts.Listener, lim)
+	ts.Listener = receive.Listener(ts.Listener, lim, r.server().log)
 	ts.Start()
 	r.t.Cleanup(ts.Close)
 	return ts
@@ -349,26 +349,38 @@ func TestReceiveH2RapidReset(t *testing.T) {
 	if got.goAway != "ENHANCE_YOUR_CALM" {
 		t.Fatalf("got %+v, want GOAWAY ENHANCE_YOUR_CALM", got)
 	}
+	r.waitRecord("h2 client passed the reset-stream limit: GOAWAY ENHANCE_YOUR_CALM, connection closed", func(m map[string]any) bool {
+		return m["max_resets"] == float64(limit)
+	})
 	_ = hc.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.Copy(io.Discard, hc.nc); err != nil && !isClosed(err) {
 		t.Fatalf("the connection stayed open after the GOAWAY: %v", err)
 	}
-	// Close waits for every request in flight: then the log (one record
-	// per client request) and the journal are final.
+	// The edge delivered at most limit+1 HEADERS frames to net/http before
+	// the GOAWAY, so no more handlers can start. Each origin request has
+	// its handler's log record once that handler is done: wait until every
+	// request in the journal has one (h2 handlers can outlive their closed
+	// connection, so ts.Close alone is no barrier for them).
 	ts.Close()
-	logged := 0
-	for _, rec := range r.logs.records("client request") {
-		if u, _ := rec["uri"].(string); strings.HasPrefix(u, "/plain/rr/") {
-			logged++
+	count := func() (logged, origin int) {
+		for _, rec := range r.logs.records("client request") {
+			if u, _ := rec["uri"].(string); strings.HasPrefix(u, "/plain/rr/") {
+				logged++
+			}
 		}
+		return logged, len(r.journal("/plain/rr/"))
+	}
+	logged, origin := count()
+	for deadline := time.Now().Add(10 * time.Second); logged < origin && time.Now().Before(deadline); logged, origin = count() {
+		time.Sleep(5 * time.Millisecond)
 	}
 	if logged > limit+1 {
 		t.Errorf("%d requests handled, want at most %d (the limit and the one past it)", logged, limit+1)
 	}
-	if n := len(r.journal("/plain/rr/")); n > limit+1 {
-		t.Errorf("%d requests reached the origin, want at most %d", n, limit+1)
+	if origin > limit+1 {
+		t.Errorf("%d requests reached the origin, want at most %d", origin, limit+1)
 	}
-	t.Logf("%d pairs sent, %d requests handled, %d reached the origin", sent, logged, len(r.journal("/plain/rr/")))
+	t.Logf("%d pairs sent, %d requests logged, %d reached the origin", sent, logged, origin)
 }
 
 // A refused head pipelined behind a good request refuses only itself: the

@@ -20,7 +20,7 @@ func benchServer(b *testing.B, h http.Handler, wrapped bool) string {
 	l := DefaultLimits()
 	if wrapped {
 		Configure(srv, l, slog.New(slog.DiscardHandler))
-		go srv.Serve(Listener(ln, l))
+		go srv.Serve(Listener(ln, l, slog.New(slog.DiscardHandler)))
 	} else {
 		go srv.Serve(ln)
 	}

@@ -42,7 +42,7 @@
 //	srv := &http.Server{Handler: edgeServer, ReadHeaderTimeout: 30 * time.Second}
 //	lim := receive.DefaultLimits()
 //	receive.Configure(srv, lim, log)
-//	go srv.Serve(receive.Listener(ln, lim))
+//	go srv.Serve(receive.Listener(ln, lim, log))
 //
 // With httptest: NewUnstartedServer(h), Configure(ts.Config, ...),
 // ts.Listener = Listener(ts.Listener, ...), ts.Start(). An edge served

@@ -135,13 +135,13 @@ func (s *h1scan) feed(in, out []byte) (_ []byte, rej *Error, h2 bool, rest []byt
 // tooLong checks the line being gathered against the limits.
 func (s *h1scan) tooLong() *Error {
 	if s.reqEnd < 0 {
-		if n := len(s.head) - s.line; n > s.lim.MaxURLBytes+1024 { // method and version are short
-			return reject(http.StatusRequestURITooLong, "request line of more than %d bytes exceeds the limit of %d for the target", n, s.lim.MaxURLBytes)
+		if max := s.lim.MaxURLBytes + 1024; len(s.head)-s.line > max { // method and version are short
+			return reject(http.StatusRequestURITooLong, "a request line of more than %d bytes: the target exceeds the limit of %d", max, s.lim.MaxURLBytes)
 		}
 		return nil
 	}
-	if n := len(s.head) - s.reqEnd; n > s.lim.MaxHeaderBytes {
-		return reject(http.StatusRequestHeaderFieldsTooLarge, "more than %d bytes of header fields exceed the limit of %d", n, s.lim.MaxHeaderBytes)
+	if len(s.head)-s.reqEnd > s.lim.MaxHeaderBytes {
+		return reject(http.StatusRequestHeaderFieldsTooLarge, "header fields of more than %d bytes, the limit", s.lim.MaxHeaderBytes)
 	}
 	return nil
 }

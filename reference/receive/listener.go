@@ -28,11 +28,19 @@ const calmGrace = time.Second
 // knowledge, the reset-stream limit and trailers. Use it with Configure
 // on the same Limits: a refused HTTP/1.1 head reaches net/http as a
 // placeholder request that the configured handler answers.
-func Listener(ln net.Listener, l Limits) net.Listener { return &listener{Listener: ln, lim: l} }
+// log (nil: slog.Default) gets a record for each connection ended at
+// the reset limit.
+func Listener(ln net.Listener, l Limits, log *slog.Logger) net.Listener {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &listener{Listener: ln, lim: l, log: log}
+}
 
 type listener struct {
 	net.Listener
 	lim Limits
+	log *slog.Logger
 }
 
 func (ln *listener) Accept() (net.Conn, error) {
@@ -41,7 +49,7 @@ func (ln *listener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	token := rand.Text()
-	return &conn{Conn: c, h1: newH1(ln.lim, token), lim: ln.lim, token: token}, nil
+	return &conn{Conn: c, h1: newH1(ln.lim, token), lim: ln.lim, token: token, log: ln.log}, nil
 }
 
 // conn is one client connection under the receive step. Reads come from
@@ -51,6 +59,7 @@ func (ln *listener) Accept() (net.Conn, error) {
 type conn struct {
 	net.Conn
 	lim  Limits
+	log  *slog.Logger
 	h1   *h1scan
 	h2   *h2in // set once the connection is h2c
 	in   []byte
@@ -165,6 +174,9 @@ func (c *conn) scan(in []byte) {
 	c.out, calm = c.h2.feed(in, c.out)
 	if calm {
 		c.rerr = errCalm
+		c.log.Warn("h2 client passed the reset-stream limit: GOAWAY ENHANCE_YOUR_CALM, connection closed",
+			"remote", c.RemoteAddr().String(), "max_resets", c.lim.H2MaxResets, "window", c.lim.H2ResetWindow.String(),
+			"last_stream", c.h2.maxStream)
 		c.enhanceYourCalm(c.h2.maxStream)
 	}
 }
@@ -285,7 +297,7 @@ func stashed(r *http.Request) *Error {
 // Listener refused; and srv.Handler wrapped so that a refused head is
 // answered (with Connection: close) even by a handler that does not call
 // Check (one that is Checking is left as it is). Serve srv on
-// Listener(ln, l); set srv.Handler before calling Configure.
+// Listener(ln, l, log); set srv.Handler before calling Configure.
 func Configure(srv *http.Server, l Limits, log *slog.Logger) {
 	if log == nil {
 		log = slog.Default()

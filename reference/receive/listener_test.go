@@ -34,7 +34,7 @@ func TestListenerFollowsLargeBodies(t *testing.T) {
 	srv := &http.Server{Handler: h}
 	l := DefaultLimits()
 	Configure(srv, l, slog.New(slog.DiscardHandler))
-	go srv.Serve(Listener(ln, l))
+	go srv.Serve(Listener(ln, l, slog.New(slog.DiscardHandler)))
 	defer srv.Close()
 
 	body := strings.Repeat("b", 100<<10)

@@ -196,7 +196,7 @@ func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *
 		// As edgecache serve: HTTP/1.1 and h2c through the receive step.
 		lim := receive.DefaultLimits()
 		receive.Configure(srv, lim, log)
-		go srv.Serve(receive.Listener(ln, lim))
+		go srv.Serve(receive.Listener(ln, lim, log))
 		closers = append(closers, func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

@@ -402,7 +402,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	receive.Configure(srv, f.limits, log)
 	servers := []*http.Server{srv}
 	errs := make(chan error, 2)
-	go func() { errs <- srv.Serve(receive.Listener(ln, f.limits)) }()
+	go func() { errs <- srv.Serve(receive.Listener(ln, f.limits, log)) }()
 	fmt.Fprintf(stdout, "listening http://%s\n", ln.Addr())
 	if f.admin != "" {
 		aln, err := net.Listen("tcp", f.admin)
