@@ -290,22 +290,11 @@ func TestSoak(t *testing.T) {
 			}
 		})
 	}
-	faults := &faulter{emu: emu, cat: cat, rng: rand.New(rand.NewPCG(seed, 0)), ids: map[string]bool{}}
+	faults := &faulter{t: t, emu: emu, cat: cat, rng: rand.New(rand.NewPCG(seed, 0)), ids: map[string]bool{}}
 	wg.Go(func() { faults.run(loadCtx) })
-	wg.Go(func() { changeVersions(loadCtx, emu, cat, rand.New(rand.NewPCG(seed, 1<<40))) })
+	wg.Go(func() { changeVersions(loadCtx, t, emu, cat, rand.New(rand.NewPCG(seed, 1<<40))) })
 	wg.Go(func() { edge.sample(loadCtx) })
-	wg.Go(func() {
-		tick := time.NewTicker(500 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-loadCtx.Done():
-				return
-			case <-tick.C:
-				origin.scan(emu.Journal(), faults)
-			}
-		}
-	})
+	wg.Go(func() { every(loadCtx, 500*time.Millisecond, func() { origin.scan(emu.Journal(), faults) }) })
 	wg.Wait()
 
 	// Faults stop: no rule left; wait for the origin to finish what is in
@@ -410,6 +399,7 @@ func settle(t *testing.T, j *journal.Journal) {
 // faulter adds one-shot fault rules on random objects, keeping a few
 // armed at a time.
 type faulter struct {
+	t   *testing.T
 	emu *originemu.Emulator
 	cat *catalog
 	rng *rand.Rand
@@ -423,81 +413,83 @@ func (f *faulter) isFault(id string) bool {
 	return f.ids[id]
 }
 
-func (f *faulter) run(ctx context.Context) {
+func (f *faulter) run(ctx context.Context) { every(ctx, 10*time.Millisecond, f.arm) }
+
+// arm adds a fault rule unless enough are armed.
+func (f *faulter) arm() {
 	const armed = 24
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
+	live := 0
+	for _, st := range f.emu.Rules() {
+		if st.Exhausted {
+			f.emu.DeleteRule(st.ID)
+		} else {
+			live++
 		}
-		live := 0
-		for _, st := range f.emu.Rules() {
-			if st.Exhausted {
-				f.emu.DeleteRule(st.ID)
-			} else {
-				live++
-			}
-		}
-		if live >= armed {
-			continue
-		}
-		o := f.cat.objs[f.rng.IntN(len(f.cat.objs))]
-		at := f.rng.Int64N(min(o.size, chunkSize))
-		cut := &rules.Cut{AfterBytes: &at}
-		var a rules.Action
-		kinds := 4
-		if strings.HasPrefix(o.path, "/h2/") {
-			kinds = 7
-		}
-		switch f.rng.IntN(kinds) {
-		case 0:
-			a.Truncate = cut
-		case 1:
-			if f.rng.IntN(2) == 0 {
-				cut = &rules.Cut{}
-			}
-			a.Reset = cut
-		case 2:
-			a.Stall = cut
-		case 3:
-			a.Status = 503
-		case 4:
-			a.RSTStream = &rules.Cut{AfterBytes: &at, Code: "INTERNAL_ERROR"}
-		case 5:
-			a.GoAway = &rules.Cut{AfterBytes: &at, Code: "NO_ERROR"}
-		case 6:
-			a.GoAway = &rules.Cut{Code: "INTERNAL_ERROR"}
-		}
-		added, err := f.emu.AddRules(rules.Rule{Match: rules.Match{Path: o.path}, Times: 1, Action: a})
-		if err != nil {
-			panic(fmt.Sprintf("soak: adding a fault rule: %v", err))
-		}
-		f.mu.Lock()
-		f.ids[added[0].ID] = true
-		f.mu.Unlock()
 	}
+	if live >= armed {
+		return
+	}
+	o := f.cat.objs[f.rng.IntN(len(f.cat.objs))]
+	at := f.rng.Int64N(min(o.size, chunkSize))
+	cut := &rules.Cut{AfterBytes: &at}
+	var a rules.Action
+	kinds := 4
+	if strings.HasPrefix(o.path, "/h2/") {
+		kinds = 7
+	}
+	switch f.rng.IntN(kinds) {
+	case 0:
+		a.Truncate = cut
+	case 1:
+		if f.rng.IntN(2) == 0 {
+			cut = &rules.Cut{}
+		}
+		a.Reset = cut
+	case 2:
+		a.Stall = cut
+	case 3:
+		a.Status = 503
+	case 4:
+		a.RSTStream = &rules.Cut{AfterBytes: &at, Code: "INTERNAL_ERROR"}
+	case 5:
+		a.GoAway = &rules.Cut{AfterBytes: &at, Code: "NO_ERROR"}
+	case 6:
+		a.GoAway = &rules.Cut{Code: "INTERNAL_ERROR"}
+	}
+	added, err := f.emu.AddRules(rules.Rule{Match: rules.Match{Path: o.path}, Times: 1, Action: a})
+	if err != nil {
+		f.t.Errorf("adding a fault rule: %v", err)
+		return
+	}
+	f.mu.Lock()
+	f.ids[added[0].ID] = true
+	f.mu.Unlock()
 }
 
 // changeVersions changes a random object's version every 300 ms.
-func changeVersions(ctx context.Context, emu *originemu.Emulator, cat *catalog, rng *rand.Rand) {
-	tick := time.NewTicker(300 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+func changeVersions(ctx context.Context, t *testing.T, emu *originemu.Emulator, cat *catalog, rng *rand.Rand) {
+	every(ctx, 300*time.Millisecond, func() {
 		o := cat.objs[rng.IntN(len(cat.objs))]
 		o.mu.Lock()
 		o.ver++
 		v := o.ver
 		o.mu.Unlock()
 		if err := cat.put(emu, o, v); err != nil {
-			panic(fmt.Sprintf("soak: new version: %v", err))
+			t.Errorf("a new version of %s: %v", o.path, err)
+		}
+	})
+}
+
+// every calls f every d until ctx ends.
+func every(ctx context.Context, d time.Duration, f func()) {
+	tick := time.NewTicker(d)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			f()
 		}
 	}
 }
@@ -641,18 +633,7 @@ func (e *edgeProc) procStatus(field string) int64 {
 func (e *edgeProc) hwm() int64 { return e.procStatus("VmHWM") }
 
 // sample follows the edge's RSS and heap until ctx ends.
-func (e *edgeProc) sample(ctx context.Context) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			e.sampleOnce()
-		}
-	}
-}
+func (e *edgeProc) sample(ctx context.Context) { every(ctx, time.Second, e.sampleOnce) }
 
 func (e *edgeProc) sampleOnce() {
 	e.lastRSS.Store(e.procStatus("VmRSS"))
