@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"strconv"
@@ -200,7 +201,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.gcsToken, "gcs-token-file", "", "`FILE` with the bearer token for gs:// origins")
 	f.cacheSize = edge.DefaultStoreBytes
 	fs.Var(&f.cacheSize, "cache-size", "cache `SIZE` in bytes (suffixes KiB, MiB, GiB; default 256MiB)")
-	fs.Var(&f.memoryLimit, "memory-limit", "the Go runtime's soft memory `LIMIT` (KiB, MiB, GiB, or off; default: --cache-size + 128MiB, or GOMEMLIMIT)")
+	fs.Var(&f.memoryLimit, "memory-limit", "the Go runtime's soft memory `LIMIT` (KiB, MiB, GiB, or off; default: --cache-size + 40MiB, or GOMEMLIMIT)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "`DIR` for a disk cache (default: memory)")
 	fs.StringVar(&f.shield, "shield", "", "parent tier: fill cache misses from the edgecache node at `URL` (SHD-1)")
 	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
@@ -413,6 +414,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		mux := http.NewServeMux()
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 		mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index) // heap, goroutine, ... profiles (the soak reads the heap)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 		asrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, asrv)
 		go func() { errs <- asrv.Serve(aln) }()
