@@ -23,7 +23,8 @@ package edge
 //     object starts a chunked object (RNG-1/2): the entry under the key is
 //     a manifest (headers, size, validator) and each 2 MiB chunk is an
 //     entry of its own, filled on demand with a range request, collapsed
-//     per chunk, and checked against the manifest's validator (RNG-5: a
+//     per chunk and validator (a response never joins another version's
+//     chunk fill), and checked against the manifest's validator (RNG-5: a
 //     changed validator deletes the manifest, and the request restarts if
 //     nothing was sent yet, or is truncated). A 200 of known length over 1
 //     MiB means the origin ignores ranges: it goes to the leader uncached
@@ -33,7 +34,10 @@ package edge
 //     single, multipart, suffix and open-ended ranges, If-Range, 416 and
 //     the client's conditional headers from the stored validators (RNG-3).
 //     Other statuses are sent as stored. A body that fails midway is
-//     truncated visibly and never committed (COL-7).
+//     truncated visibly and never committed (COL-7); one that fails before
+//     the header went out is a 502/504 with its reason (errors.go).
+//   - limits: a fill nobody is attached to any more stops after one
+//     chunk's worth of body, and fills in flight are bounded (fills.go).
 //
 // A response meant for one client (Set-Cookie, private, no-store, a Vary
 // that cannot be keyed, an answer to a request with Authorization that may

@@ -2,6 +2,7 @@ package edge
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -139,4 +140,42 @@ func TestUncachedBodyFailingAtByteZero(t *testing.T) {
 	ch := r.goGet(t.Context(), path)
 	r.release("cut")
 	wantSynthesized(t, "client", <-ch, "edgecache; fwd=bypass")
+}
+
+// Issue #12 item 7 for h2 clients: a fill failing at body byte 0 gives an
+// h2c client a 502 on its stream, not a RST_STREAM before any header.
+func TestFailedFillBeforeHeadersH2Client(t *testing.T) {
+	zero := int64(0)
+	r := newRig(t, faultConfig)
+	h2URL, client := r.h2cEdge()
+	const path = "/h1/h2client"
+	r.put(objects.Spec{Path: path, CacheControl: "max-age=60"})
+	r.hold(path, "cut", rules.Action{Reset: &rules.Cut{AfterBytes: &zero}})
+	get := func() <-chan result {
+		ch := make(chan result, 1)
+		go func() {
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", h2URL+path, nil)
+			req.Host = "client.example"
+			resp, err := client.Do(req)
+			if err != nil {
+				ch <- result{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if resp.ProtoMajor != 2 {
+				err = fmt.Errorf("client spoke %s, want h2", resp.Proto)
+			}
+			ch <- result{resp, body, err}
+		}()
+		return ch
+	}
+	lead := get()
+	r.waitArrived(path, 1)
+	base := r.server().group.Stats().Joins
+	follower := get()
+	r.waitJoins(base, 1)
+	r.release("cut")
+	wantSynthesized(t, "leader", <-lead, "edgecache; fwd=miss")
+	wantSynthesized(t, "follower", <-follower, "edgecache; fwd=miss; collapsed")
 }

@@ -2,8 +2,9 @@ package edge
 
 import (
 	"context"
+	"fmt"
 	"net/http"
-	"strconv"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -18,60 +19,100 @@ import (
 // half come from an origin that ignores Range and sends no Content-Length
 // (a whole fill of unknown length, RNG-1: served, not stored), paced so
 // that the fill is still running when the client leaves: with nobody
-// attached it stops after ChunkSize bytes.
+// attached it stops after ChunkSize bytes. Clients leave as HTTP/1.1 ones
+// closing after the response header, and as h2 ones resetting the stream
+// (RST_STREAM) once the origin has the request, as in a rapid-reset
+// attack.
 func TestAbandonedFillsCostOneChunk(t *testing.T) {
-	r := newRig(t, cacheConfig)
-	const keys = 6
-	const big = 8 << 20
+	for _, h2 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "http1 close", true: "h2c rst_stream"}[h2], func(t *testing.T) {
+			r := newRig(t, cacheConfig)
+			url, client := r.edge.URL, r.client()
+			if h2 {
+				url, client = r.h2cEdge()
+			}
+			const keys = 16
+			paths := r.putAbandonable(keys)
+			var wg sync.WaitGroup
+			for _, path := range paths {
+				wg.Go(func() {
+					ctx, cancel := context.WithCancel(t.Context())
+					defer cancel()
+					if h2 {
+						go func() { r.waitArrived(path, 1); cancel() }()
+					}
+					req, _ := http.NewRequestWithContext(ctx, "GET", url+path, nil)
+					req.Host = "client.example"
+					resp, err := client.Do(req)
+					if err == nil {
+						cancel() // gone before reading a byte of the body
+						resp.Body.Close()
+					}
+				})
+			}
+			wg.Wait()
+			var total int64
+			for _, path := range paths {
+				reqs := r.waitEnded(path, 1)
+				var sent int64
+				for _, q := range reqs {
+					sent += q.BodyBytes
+				}
+				total += sent
+				// Slack: what the origin wrote into socket buffers before
+				// the edge closed the connection (a few 64 KiB drips).
+				const slack = 512 << 10
+				if sent > ChunkSize+slack {
+					t.Errorf("%s: the origin sent %d bytes for a client that left at once; want at most one chunk (%d) + %d", path, sent, ChunkSize, slack)
+				}
+				if len(reqs) != 1 {
+					t.Errorf("%s: %d origin requests, want 1", path, len(reqs))
+				}
+			}
+			st := r.server().group.Stats()
+			t.Logf("%d keys of 8 MiB, clients gone at once: origin sent %d bytes (%.2f chunks per key), %d fills abandoned",
+				keys, total, float64(total)/keys/ChunkSize, st.Abandoned)
+			if st.Abandoned < keys/2 {
+				t.Errorf("%d fills abandoned, want at least the %d whole fills of unknown length", st.Abandoned, keys/2)
+			}
+		})
+	}
+}
+
+// putAbandonable puts n objects of 8 MiB dripped at 64 KiB per 5 ms, every
+// other one from an origin ignoring Range without Content-Length, and
+// returns their paths (none a prefix of another).
+func (r *rig) putAbandonable(n int) []string {
 	drip := &rules.Drip{Bytes: 64 << 10, Every: rules.Duration(5 * time.Millisecond)}
 	var paths []string
-	for i := range keys {
-		path := "/o/gone/" + strconv.Itoa(i)
-		size := int64(big)
+	for i := range n {
+		path := fmt.Sprintf("/o/gone/%02d", i)
+		size := int64(8 << 20)
 		r.put(objects.Spec{Path: path, Size: &size, CacheControl: "max-age=60", NoRanges: i%2 == 1})
 		act := rules.Action{Drip: drip}
 		if i%2 == 1 {
 			act.Omit = []string{"Content-Length"}
 		}
 		if _, err := r.emu.AddRules(rules.Rule{Match: rules.Match{Path: path}, Unlimited: true, Action: act}); err != nil {
-			t.Fatal(err)
+			r.t.Fatal(err)
 		}
 		paths = append(paths, path)
 	}
-	var wg sync.WaitGroup
-	for _, path := range paths {
-		wg.Go(func() {
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			req, _ := http.NewRequestWithContext(ctx, "GET", r.edge.URL+path, nil)
-			req.Host = "client.example"
-			resp, err := r.client().Do(req)
-			if err == nil {
-				cancel() // gone before reading a byte of the body
-				resp.Body.Close()
-			}
-		})
-	}
-	wg.Wait()
-	for _, path := range paths {
-		reqs := r.waitEnded(path, 1)
-		var sent int64
-		for _, q := range reqs {
-			sent += q.BodyBytes
-		}
-		// Slack: what the origin wrote into socket buffers before the
-		// edge closed the connection (a few 64 KiB drips).
-		const slack = 512 << 10
-		if sent > ChunkSize+slack {
-			t.Errorf("%s: the origin sent %d bytes for a client that left at once; want at most one chunk (%d) + %d", path, sent, ChunkSize, slack)
-		}
-		if len(reqs) != 1 {
-			t.Errorf("%s: %d origin requests, want 1", path, len(reqs))
-		}
-	}
-	if st := r.server().group.Stats(); st.Abandoned < keys/2 {
-		t.Errorf("%d fills abandoned, want at least the %d whole fills of unknown length", st.Abandoned, keys/2)
-	}
+	return paths
+}
+
+// h2cEdge serves the rig's edge over h2c (prior knowledge) too, and returns
+// its URL and a client speaking h2c to it.
+func (r *rig) h2cEdge() (string, *http.Client) {
+	srv := httptest.NewUnstartedServer(r.server())
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	r.t.Cleanup(srv.Close)
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	r.t.Cleanup(tr.CloseIdleConnections)
+	return srv.URL, &http.Client{Transport: tr}
 }
 
 // Issue #12 item 2: fills in flight are bounded (WithMaxFills): past the
