@@ -384,10 +384,11 @@ func (w *Fill) Write(p []byte) (int, error) {
 		case idx == len(f.chunks):
 			// The first buffer starts small and grows (firstBuffer), so
 			// that a small body does not take a whole chunk.
-			c := make([]byte, chunkSize)
+			bufLen := chunkSize
 			if idx == 0 {
-				c = make([]byte, firstBuffer(len(p)))
+				bufLen = firstBuffer(len(p))
 			}
+			c := make([]byte, bufLen)
 			f.mu.Lock()
 			f.chunks = append(f.chunks, c)
 			f.mu.Unlock()
