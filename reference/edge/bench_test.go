@@ -3,6 +3,7 @@ package edge
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -41,13 +42,34 @@ func BenchmarkProxy(b *testing.B) {
 	}
 	b.SetParallelism(4)
 	b.ResetTimer()
+	before := readAllocs()
 	edgeLat, rps := runParallel(b, func() time.Duration { return fetch(r.edge.URL + "/obj") })
+	throughEdge := readAllocs().minus(before)
 	b.StopTimer()
+	before = readAllocs()
 	directLat, _ := runParallel(b, func() time.Duration { return fetch(r.emu.URL("http") + "/obj") })
+	direct := readAllocs().minus(before)
 	b.ReportMetric(rps, "req/s")
 	b.ReportMetric(float64(percentile(edgeLat, 0.5)-percentile(directLat, 0.5))/1e3, "added-p50-µs")
 	b.ReportMetric(float64(percentile(edgeLat, 0.99)-percentile(directLat, 0.99))/1e3, "added-p99-µs")
+	// What the edge itself allocates per proxied request: the requests
+	// through it (client, edge and emulator) less the same requests sent
+	// to the emulator directly (client and emulator).
+	edge := throughEdge.minus(direct)
+	b.ReportMetric(float64(edge.bytes)/float64(len(edgeLat)), "edge-B/req")
+	b.ReportMetric(float64(edge.mallocs)/float64(len(edgeLat)), "edge-allocs/req")
 }
+
+// allocs are the process's cumulative allocation counters.
+type allocs struct{ bytes, mallocs int64 }
+
+func readAllocs() allocs {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return allocs{int64(m.TotalAlloc), int64(m.Mallocs)}
+}
+
+func (a allocs) minus(b allocs) allocs { return allocs{a.bytes - b.bytes, a.mallocs - b.mallocs} }
 
 // runParallel runs one timed request per b.RunParallel iteration and
 // returns every latency and the requests per second.

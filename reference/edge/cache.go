@@ -239,8 +239,8 @@ func (s *Server) lookup(pol policy.Policy, key string, r *http.Request) *storedE
 	if !ok {
 		return nil
 	}
-	var m entryMeta
-	if err := json.Unmarshal(rd.Meta(), &m); err != nil {
+	m, err := decodeMeta(rd)
+	if err != nil {
 		rd.Close()
 		return nil
 	}
@@ -250,7 +250,28 @@ func (s *Server) lookup(pol policy.Policy, key string, r *http.Request) *storedE
 			return nil
 		}
 	}
-	return &storedEntry{m: m, rd: rd}
+	return &storedEntry{m: *m, rd: rd}
+}
+
+// decodeMeta is a stored entry's metadata, decoded once per entry: the
+// store keeps the decoded value beside the bytes (store.Noted), so a hit
+// costs no JSON decoding. Callers must not modify it (they copy the struct
+// and replace, never change, its Header).
+func decodeMeta(rd store.Reader) (*entryMeta, error) {
+	n, noted := rd.(store.Noted)
+	if noted {
+		if m, ok := n.Note().(*entryMeta); ok {
+			return m, nil
+		}
+	}
+	m := &entryMeta{}
+	if err := json.Unmarshal(rd.Meta(), m); err != nil {
+		return nil, fmt.Errorf("decoding a cache entry's metadata: %w", err)
+	}
+	if noted {
+		n.SetNote(m)
+	}
+	return m, nil
 }
 
 // fresh reports the entry's current age and whether it may be used
@@ -428,6 +449,16 @@ func (f *fillSeeker) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Streaming implements streaming: the fill is still running.
+func (f *fillSeeker) Streaming() bool {
+	select {
+	case <-f.res.Done():
+		return false
+	default:
+		return true
+	}
+}
+
 func (f *fillSeeker) Close() error {
 	if f.rd != nil {
 		f.rd.Close()
@@ -533,7 +564,7 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 		v.w.Header()["Content-Type"] = nil // no sniffing: the origin sent none
 	}
 	modTime, _ := http.ParseTime(m.Header.Get("Last-Modified"))
-	sw := &statusWriter{ResponseWriter: v.w, rc: http.NewResponseController(v.w)}
+	sw := &statusWriter{ResponseWriter: v.w, rc: http.NewResponseController(v.w), src: streamingOf(content.ReadSeeker)}
 	http.ServeContent(sw, r, "", modTime, content)
 	if content.err != nil && content.err != io.EOF && !sw.sent {
 		// Nothing went out: answer the failure (issue #12 item 7).
@@ -566,16 +597,32 @@ func (r *recordingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// statusWriter records the status and body bytes and flushes every write,
-// so that bytes reach the client as the fill delivers them (COL-5). It
-// holds the header back until the first body byte (or commit), so that a
-// body failing before it can still be answered with a 502/504.
+// statusWriter records the status and body bytes. While its source is
+// streaming from a running fill it flushes every write, so that bytes reach
+// the client as the fill delivers them (COL-5); bytes from the store are
+// not flushed write by write (net/http sends them as its buffer fills and
+// at the end), which saves a system call per write on a hit. It holds the
+// header back until the first body byte (or commit), so that a body
+// failing before it can still be answered with a 502/504.
 type statusWriter struct {
 	http.ResponseWriter
 	rc     *http.ResponseController
+	src    streaming // nil: never flush
 	status int
 	sent   bool // the header was passed on
 	n      int64
+}
+
+// streaming is implemented by bodies whose bytes may still be arriving
+// from a fill (fillSeeker, a chunked object reading a chunk fill).
+type streaming interface{ Streaming() bool }
+
+// streamingOf is rd's streaming, if it has one.
+func streamingOf(rd io.Reader) streaming {
+	if st, ok := rd.(streaming); ok {
+		return st
+	}
+	return nil
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -600,7 +647,9 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 	w.commit()
 	n, err := w.ResponseWriter.Write(p)
 	w.n += int64(n)
-	_ = w.rc.Flush()
+	if w.src != nil && w.src.Streaming() {
+		_ = w.rc.Flush()
+	}
 	return n, err
 }
 
@@ -845,8 +894,8 @@ func (s *Server) restore(key string, stale *entryMeta, m entryMeta) {
 		return
 	}
 	defer rd.Close()
-	var cur entryMeta
-	if json.Unmarshal(rd.Meta(), &cur) != nil || cur.Validator != stale.Validator || cur.RespTime != stale.RespTime {
+	cur, err := decodeMeta(rd)
+	if err != nil || cur.Validator != stale.Validator || !cur.RespTime.Equal(stale.RespTime) {
 		return // replaced meanwhile
 	}
 	w := s.beginEntry(key, mustJSON(m), rd.Size())

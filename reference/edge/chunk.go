@@ -29,11 +29,12 @@ type object struct {
 	// object without a validator).
 	private string
 
-	off    int64         // the next byte Read returns
-	cur    io.ReadCloser // reads chunk curIdx from curPos
-	curIdx int64
-	curPos int64
-	detach func() // ends this request's attachment to cur's chunk fill, if any
+	off     int64         // the next byte Read returns
+	cur     io.ReadCloser // reads chunk curIdx from curPos
+	curIdx  int64
+	curPos  int64
+	curLive bool   // cur reads a fill, not the store
+	detach  func() // ends this request's attachment to cur's chunk fill, if any
 }
 
 func (o *object) chunkLen(idx int64) int64 {
@@ -114,9 +115,14 @@ func (o *object) open(idx int64) error {
 			return fmt.Errorf("skipping to byte %d of chunk %d: %w", skip, idx, err)
 		}
 	}
-	o.cur, o.curIdx, o.curPos = rd, idx, o.off
+	_, stored := rd.(store.Reader)
+	o.cur, o.curIdx, o.curPos, o.curLive = rd, idx, o.off, !stored
 	return nil
 }
+
+// Streaming implements streaming: the chunk being read comes from a fill,
+// not the store.
+func (o *object) Streaming() bool { return o.cur == nil || o.curLive }
 
 // chunk returns a reader of chunk idx from its start.
 func (o *object) chunk(idx int64) (io.ReadCloser, error) {

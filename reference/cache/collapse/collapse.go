@@ -65,6 +65,17 @@ import (
 // chunkSize is the size of the shared body buffers.
 const chunkSize = 64 << 10
 
+// firstBuffer is the size of a body's first buffer for a first write of n
+// bytes: at least 4 KiB, a power of two, at most chunkSize. It doubles as
+// the body grows, up to chunkSize (issue #14: a 1 KiB object took 64 KiB).
+func firstBuffer(n int) int {
+	c := 4 << 10
+	for c < n && c < chunkSize {
+		c *= 2
+	}
+	return c
+}
+
 var (
 	// ErrClosed is the cause of fills stopped by [Group.Close] and the
 	// error of a Do after Close.
@@ -369,10 +380,27 @@ func (w *Fill) Write(p []byte) (int, error) {
 	n := 0
 	for n < len(p) {
 		idx, off := int(size/chunkSize), int(size%chunkSize)
-		if idx == len(f.chunks) {
-			c := make([]byte, chunkSize)
+		switch {
+		case idx == len(f.chunks):
+			// The first buffer starts small and grows (firstBuffer), so
+			// that a small body does not take a whole chunk.
+			bufLen := chunkSize
+			if idx == 0 {
+				bufLen = firstBuffer(len(p))
+			}
+			c := make([]byte, bufLen)
 			f.mu.Lock()
 			f.chunks = append(f.chunks, c)
+			f.mu.Unlock()
+		case off == len(f.chunks[idx]): // only the first buffer can be short
+			grown := make([]byte, min(2*len(f.chunks[idx]), chunkSize))
+			copy(grown, f.chunks[idx][:off])
+			// Readers may hold the old list: give them a new one rather
+			// than change an element they read without the lock.
+			chunks := append([][]byte(nil), f.chunks...)
+			chunks[idx] = grown
+			f.mu.Lock()
+			f.chunks = chunks
 			f.mu.Unlock()
 		}
 		c := copy(f.chunks[idx][off:], p[n:])
