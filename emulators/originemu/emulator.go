@@ -46,6 +46,9 @@ type Config struct {
 	// real CDN that checks public certificates can reach the emulator.
 	CertFile string `json:"certFile,omitempty"`
 	KeyFile  string `json:"keyFile,omitempty"`
+	// MaxRules bounds the rule table (0 means rules.DefaultMaxRules,
+	// 10,000); adding rules beyond it is refused with an error naming it.
+	MaxRules int `json:"maxRules,omitempty"`
 	// Objects and Rules are loaded at start.
 	Objects []objects.Spec `json:"objects,omitempty"`
 	Rules   []rules.Rule   `json:"rules,omitempty"`
@@ -138,6 +141,10 @@ func New(cfg Config) (*Emulator, error) {
 		byName:  map[string]*listener{},
 	}
 	e.rules = rules.NewTable(e.checkRule)
+	if cfg.MaxRules < 0 {
+		return nil, fmt.Errorf("emulator config: maxRules: must be >= 0 (0 = %d), got %d", rules.DefaultMaxRules, cfg.MaxRules)
+	}
+	e.rules.SetMax(cfg.MaxRules)
 	if err := e.prepareListeners(); err != nil {
 		return nil, err
 	}

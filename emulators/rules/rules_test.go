@@ -70,6 +70,11 @@ func TestParsePath(t *testing.T) {
 		{path: "/_emu/times=0/x", ok: true, wantErr: "times=0"},
 		{path: "/_emu/status=999/x", ok: true, wantErr: "path.action.status"},
 		{path: "/_emu/size=-1/x", ok: true, wantErr: "size"},
+		// #12 item 9: no header injection through the path either.
+		{path: "/_emu/contentType=text%2Fplain%0D%0AX-Evil:%201/x", ok: true, wantErr: "path.object.contentType: must not contain CR, LF or NUL"},
+		{path: "/_emu/cacheControl=max-age%3D1%0AX-Evil:%201/x", ok: true, wantErr: "path.object.cacheControl"},
+		{path: "/_emu/h.X-A=1%0D%0AX-Evil:%201/x", ok: true, wantErr: "path.action.headers.X-A: value must not contain CR, LF or NUL"},
+		{path: "/_emu/h.X%20A=1/x", ok: true, wantErr: "not a header name"},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			ps, ok, err := ParsePath(tc.path)
@@ -158,4 +163,72 @@ func FuzzParsePath(f *testing.F) {
 			t.Fatalf("object path %q does not start with /", ps.ObjectPath)
 		}
 	})
+}
+
+// The index must not change which rule fires: rules of every kind (exact
+// path, prefix, listener-only, match-all), interleaved, fire in the order
+// they were added, exactly as a linear scan would pick them.
+func TestTableIndexKeepsInsertionOrder(t *testing.T) {
+	rs := []Rule{
+		{ID: "any-listener-b", Match: Match{Listener: "b"}, Unlimited: true},
+		{ID: "exact", Match: Match{Path: "/a/x"}, Times: 1},
+		{ID: "prefix-long", Match: Match{PathPrefix: "/a/"}, Times: 1},
+		{ID: "all", Match: Match{Method: "GET"}, Times: 1},
+		{ID: "prefix-short", Match: Match{PathPrefix: "/"}, Times: 1},
+		{ID: "exact-late", Match: Match{Path: "/a/x", Nth: 2}, Times: 1},
+	}
+	for _, tc := range []struct {
+		tgt  Target
+		want []string // the rules that fire, request by request
+	}{
+		{Target{Listener: "a", Method: "GET", Path: "/a/x"}, []string{"exact", "prefix-long", "all", "prefix-short", "", "exact-late"}},
+		{Target{Listener: "b", Method: "GET", Path: "/a/x"}, []string{"any-listener-b", "any-listener-b"}},
+		{Target{Listener: "a", Method: "PUT", Path: "/z"}, []string{"prefix-short", ""}},
+		{Target{Listener: "a", Method: "GET", Path: "/a"}, []string{"all", "prefix-short", ""}},
+	} {
+		tb := NewTable(nil)
+		if _, err := tb.Add(rs...); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for range tc.want {
+			r, _ := tb.Fire(tc.tgt)
+			got = append(got, r.ID)
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%+v fired %v, want %v", tc.tgt, got, tc.want)
+		}
+	}
+	// Deleting keeps the index consistent.
+	tb := NewTable(nil)
+	tb.Add(rs...)
+	for _, id := range []string{"exact", "prefix-long", "all", "prefix-short"} {
+		if !tb.Delete(id) {
+			t.Fatalf("delete %s", id)
+		}
+	}
+	if r, ok := tb.Fire(Target{Listener: "a", Method: "GET", Path: "/a/x"}); ok {
+		t.Fatalf("%s fired; exact-late must still skip its first match", r.ID)
+	}
+	if r, _ := tb.Fire(Target{Listener: "a", Method: "GET", Path: "/a/x"}); r.ID != "exact-late" {
+		t.Fatalf("fired %q, want exact-late", r.ID)
+	}
+}
+
+func TestTableMaxRules(t *testing.T) {
+	tb := NewTable(nil)
+	tb.SetMax(3)
+	if _, err := tb.Add(Rule{}, Rule{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tb.Add(Rule{}, Rule{})
+	if err == nil || !strings.Contains(err.Error(), "at most 3 rules") || !strings.Contains(err.Error(), "has 2 and this adds 2") {
+		t.Fatalf("err = %v, want the cap named", err)
+	}
+	if n := len(tb.List()); n != 2 {
+		t.Fatalf("%d rules stored after a refused batch, want 2", n)
+	}
+	if _, err := tb.Add(Rule{}); err != nil {
+		t.Fatalf("filling up to the cap: %v", err)
+	}
 }

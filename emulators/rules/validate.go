@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/emulators/objects"
 )
 
 // FieldError and Errors are how every bad input is reported.
@@ -94,11 +95,8 @@ func (a *Action) check(c *fielderr.List) {
 		c.Add("action.status", "informational statuses (1xx) cannot be a final answer, got %d", a.Status)
 	}
 	for name, v := range a.Headers {
-		if !validToken(name) {
-			c.Add("action.headers", "%q is not a header name", name)
-		}
-		if strings.ContainsAny(v, "\r\n\x00") {
-			c.Add("action.headers."+name, "value must not contain CR, LF or NUL")
+		if p := objects.HeaderProblem(name, v); p != "" {
+			c.Add("action.headers."+name, "%s", p)
 		}
 	}
 	if a.Body != nil && a.BodySize != nil {
@@ -114,7 +112,7 @@ func (a *Action) check(c *fielderr.List) {
 		if r.Status != 0 && !slices.Contains([]int{301, 302, 303, 307, 308}, r.Status) {
 			c.Add("action.redirect.status", "must be 301, 302, 303, 307 or 308, got %d", r.Status)
 		}
-		if u, err := url.Parse(r.Location); r.Location == "" || err != nil || strings.ContainsAny(r.Location, "\r\n") {
+		if u, err := url.Parse(r.Location); r.Location == "" || err != nil || objects.BadValue(r.Location) {
 			c.Add("action.redirect.location", "must be a URL, got %q", r.Location)
 		} else if u.Scheme != "" && u.Host == "" {
 			c.Add("action.redirect.location", "absolute URL has no host: %q", r.Location)
