@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/fault"
 	"github.com/edgeconform/edgeconform/emulators/wire"
 )
 
@@ -32,16 +33,19 @@ type Conn struct {
 	CloseReason string    `json:"closeReason,omitempty"`
 }
 
-// How a request's exchange ended.
+// How a request's exchange ended: the names of package fault's Ends (the
+// field stays a plain string, so JSON and callers comparing with string
+// literals are unchanged).
 const (
-	EndPending    = ""            // still running
-	EndComplete   = "complete"    // the whole response was sent
-	EndTruncated  = "truncated"   // connection closed short of the declared body
-	EndReset      = "reset"       // TCP reset by a rule
-	EndRSTStream  = "rst_stream"  // h2 RST_STREAM by a rule
-	EndGoAway     = "goaway"      // h2 GOAWAY by a rule
-	EndClientGone = "client_gone" // the client went away first
-	EndError      = "error"       // writing to the client failed, or a rule could not run
+	EndPending    = string(fault.Pending)    // still running
+	EndComplete   = string(fault.Complete)   // the whole response was sent
+	EndTruncated  = string(fault.Truncated)  // connection closed short of the declared body
+	EndReset      = string(fault.Reset)      // TCP reset by a rule
+	EndRSTStream  = string(fault.RSTStream)  // h2 RST_STREAM by a rule
+	EndGoAway     = string(fault.GoAway)     // h2 GOAWAY by a rule
+	EndStalled    = string(fault.Stalled)    // a stall rule held the connection until the client went
+	EndClientGone = string(fault.ClientGone) // the client went away first
+	EndError      = string(fault.Error)      // writing to the client failed, or a rule could not run
 )
 
 // Request is one request and what the emulator did with it.

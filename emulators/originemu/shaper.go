@@ -26,10 +26,10 @@ var corruptValues = map[string]string{
 // the rule's headers, omissions and corruptions when headers go out, paces
 // the body (drip) and cuts it after the configured number of bytes.
 type shaper struct {
-	x    *exchange
-	a    *rules.Action
-	kind string     // the abnormal end, if any
-	cut  *rules.Cut // where it happens (AfterBytes set)
+	x   *exchange
+	a   *rules.Action
+	end *rules.Directive // the abnormal end, if any
+	cut *rules.Cut       // where it happens (AfterBytes set)
 
 	wroteHeader bool
 	written     int64
@@ -109,7 +109,7 @@ func (s *shaper) fail(err error) {
 
 func (s *shaper) doCut() {
 	s.done = true
-	s.x.cut(s.kind, s.cut)
+	s.x.cut(s.end, s.cut)
 }
 
 // finish ends the response: a cut that the body never reached happens now

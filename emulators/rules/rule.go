@@ -139,29 +139,22 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Ends returns the abnormal end the action asks for, if any, as a kind name
-// ("stall", "truncate", "reset", "rstStream", "goAway") and its Cut.
-func (a *Action) Ends() (string, *Cut) {
-	for _, e := range a.ends() {
-		if e.cut != nil {
-			return e.name, e.cut
+// Ends returns the abnormal end the action asks for, if any: its
+// directive (stall, truncate, reset, rstStream, goAway) and its Cut.
+func (a *Action) Ends() (*Directive, *Cut) {
+	for _, d := range EndDirectives() {
+		if c := *d.cut(a); c != nil {
+			return d, c
 		}
 	}
-	return "", nil
-}
-
-type namedCut struct {
-	name string
-	cut  *Cut
-}
-
-func (a *Action) ends() []namedCut {
-	return []namedCut{{"stall", a.Stall}, {"truncate", a.Truncate}, {"reset", a.Reset},
-		{"rstStream", a.RSTStream}, {"goAway", a.GoAway}}
+	return nil, nil
 }
 
 // NeedsH2 reports whether the action uses an h2-only fault.
-func (a *Action) NeedsH2() bool { return a.RSTStream != nil || a.GoAway != nil }
+func (a *Action) NeedsH2() bool {
+	d, _ := a.Ends()
+	return d != nil && d.H2Only
+}
 
 // ServesObject reports whether the response is the path's object (shaped by
 // the other actions) rather than a scripted status/body/redirect.

@@ -134,31 +134,28 @@ func (a *Action) check(c *fielderr.List) {
 		}
 	}
 	set := 0
-	for _, e := range a.ends() {
-		if e.cut == nil {
+	for _, d := range EndDirectives() {
+		cut := *d.cut(a)
+		if cut == nil {
 			continue
 		}
 		set++
-		field := "action." + e.name
-		if e.cut.AfterBytes != nil && *e.cut.AfterBytes < 0 {
-			c.Add(field+".afterBytes", "must be >= 0, got %d", *e.cut.AfterBytes)
+		field := "action." + d.Name
+		if cut.AfterBytes != nil && *cut.AfterBytes < 0 {
+			c.Add(field+".afterBytes", "must be >= 0, got %d", *cut.AfterBytes)
 		}
-		switch e.name {
-		case "truncate":
-			if e.cut.AfterBytes == nil {
-				c.Add(field+".afterBytes", "is required (truncation happens after that many body bytes)")
-			}
-		case "rstStream", "goAway":
-			if _, ok := H2Code(e.cut.Code); e.cut.Code != "" && !ok {
-				c.Add(field+".code", "unknown h2 error code %q (want one of %s)", e.cut.Code, strings.Join(h2Codes, ", "))
-			}
+		if d.NeedsAfter && cut.AfterBytes == nil {
+			c.Add(field+".afterBytes", "is required (%s happens after that many body bytes)", d.Name)
 		}
-		if e.cut.Code != "" && e.name != "rstStream" && e.name != "goAway" {
-			c.Add(field+".code", "only rstStream and goAway take a code")
+		switch _, ok := H2Code(cut.Code); {
+		case cut.Code != "" && d.DefaultCode == "":
+			c.Add(field+".code", "only the h2 faults take a code")
+		case cut.Code != "" && !ok:
+			c.Add(field+".code", "unknown h2 error code %q (want one of %s)", cut.Code, strings.Join(h2Codes, ", "))
 		}
 	}
 	if set > 1 {
-		c.Add("action", "at most one of stall, truncate, reset, rstStream and goAway may be set")
+		c.Add("action", "at most one of %s may be set", endNames())
 	}
 }
 
