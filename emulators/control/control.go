@@ -4,7 +4,8 @@
 // Routes (all bodies JSON unless noted):
 //
 //	GET    /v1/health                  {"status":"ok"}
-//	GET    /v1/listeners               [originemu.ListenerInfo]
+//	GET    /v1/listeners               [originemu.ListenerInfo], with each one's state
+//	PUT    /v1/listeners/{name}/state  originemu.StateChange -> originemu.ListenerInfo
 //	GET    /v1/rules                   [rules.Status]
 //	POST   /v1/rules                   one rules.Rule or an array; all or none -> 201 {"rules":[stored rules]}
 //	DELETE /v1/rules                   remove every rule -> {"deleted":N}
@@ -119,6 +120,7 @@ func NewHandler(e *originemu.Emulator, log *slog.Logger) http.Handler {
 	}{
 		{"GET /v1/health", a.health},
 		{"GET /v1/listeners", a.listeners},
+		{"PUT /v1/listeners/{name}/state", a.setState},
 		{"GET /v1/rules", a.listRules},
 		{"POST /v1/rules", a.addRules},
 		{"DELETE /v1/rules", a.deleteRules},
@@ -276,6 +278,40 @@ func (a *api) listeners(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return ok(w, a.e.Listeners())
+}
+
+func (a *api) setState(w http.ResponseWriter, r *http.Request) error {
+	if err := onlyParams(r); err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	if _, ok := a.e.Listener(name); !ok {
+		return errorf(http.StatusNotFound, "no listener named %q", name)
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		return badField("body", "want one state change object, not an array")
+	}
+	chs, err := decodeList[originemu.StateChange](body, "state change", func(int, int) string { return "" })
+	if err != nil {
+		return err
+	}
+	li, err := a.e.SetListenerState(name, chs[0])
+	if err != nil {
+		if fields, ok := rules.AsErrors(err); ok {
+			ae := errorf(http.StatusBadRequest, "invalid state change, nothing changed: %v", err)
+			ae.body.Fields = fields
+			return ae
+		}
+		if errors.Is(err, originemu.ErrClosed) {
+			return errorf(http.StatusServiceUnavailable, "%v", err)
+		}
+		return err
+	}
+	return ok(w, li)
 }
 
 func (a *api) listRules(w http.ResponseWriter, r *http.Request) error {

@@ -208,6 +208,15 @@ func (c *Client) Listener(ctx context.Context, name string) (originemu.ListenerI
 	return originemu.ListenerInfo{}, fmt.Errorf("looking up listener %q: the emulator has no such listener", name)
 }
 
+// SetListenerState switches the named listener at runtime (refuse,
+// blackhole, syn-drop, a TLS fault, or back to serving), now or for
+// ch.For, and returns its new description.
+func (c *Client) SetListenerState(ctx context.Context, name string, ch originemu.StateChange) (originemu.ListenerInfo, error) {
+	var li originemu.ListenerInfo
+	err := c.call(ctx, fmt.Sprintf("setting the state of listener %q", name), http.MethodPut, "/v1/listeners/"+url.PathEscape(name)+"/state", nil, ch, &li, http.StatusOK)
+	return li, err
+}
+
 // AddRules adds rules, all or none, and returns them as stored (with ids).
 func (c *Client) AddRules(ctx context.Context, rs ...rules.Rule) ([]rules.Rule, error) {
 	if rs == nil {

@@ -70,6 +70,24 @@ type Request struct {
 	Note      string             `json:"note,omitempty"`
 }
 
+// ListenerEvent is a change of a listener's state at runtime: what it did
+// before and after, when, and what happened to its open connections.
+type ListenerEvent struct {
+	Seq      uint64    `json:"seq"`
+	Listener string    `json:"listener"`
+	At       time.Time `json:"at"`
+	From     string    `json:"from"`
+	To       string    `json:"to"`
+	// For is how long the new state lasts ("" until changed again); the
+	// change back is an event of its own, Cause "timer".
+	For string `json:"for,omitempty"`
+	// Existing is what happened to the open connections: keep, reset or
+	// stall; Affected is how many were reset or stalled.
+	Existing string `json:"existing,omitempty"`
+	Affected int    `json:"affected,omitempty"`
+	Cause    string `json:"cause"` // "api" (a call), "timer" (a For ran out)
+}
+
 // Query selects records. Zero fields select everything.
 type Query struct {
 	Listener   string // only this listener
@@ -94,6 +112,9 @@ type Snapshot struct {
 	// Conns are the connections of the selected listener; with a
 	// PathPrefix, only those that carried a selected request.
 	Conns []Conn `json:"conns"`
+	// Events are the listener state changes (of the selected listener),
+	// oldest first.
+	Events []ListenerEvent `json:"events"`
 	// Dropped counts records pushed out of the rings since the last reset.
 	Dropped uint64 `json:"dropped"`
 }
@@ -104,6 +125,8 @@ type Journal struct {
 	capacity int
 	conns    ring[Conn]
 	reqs     ring[Request]
+	events   ring[ListenerEvent]
+	eventSeq uint64
 	nextSeq  uint64
 	dropped  uint64
 	changed  chan struct{} // closed and replaced on every change
@@ -119,7 +142,60 @@ func New(capacity int) *Journal {
 		capacity: capacity,
 		conns:    newRing[Conn](capacity),
 		reqs:     newRing[Request](capacity),
+		events:   newRing[ListenerEvent](capacity),
 		changed:  make(chan struct{}),
+	}
+}
+
+// ListenerChanged records a listener's state change and returns its
+// sequence number.
+func (j *Journal) ListenerChanged(ev ListenerEvent) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.eventSeq++
+	ev.Seq = j.eventSeq
+	if j.events.push(ev) {
+		j.dropped++
+	}
+	j.notifyLocked()
+	return ev.Seq
+}
+
+// Events returns the listener state changes of listener ("" for all),
+// oldest first.
+func (j *Journal) Events(listener string) []ListenerEvent {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.eventsLocked(listener)
+}
+
+func (j *Journal) eventsLocked(listener string) []ListenerEvent {
+	out := []ListenerEvent{}
+	j.events.each(func(e *ListenerEvent) bool {
+		if listener == "" || e.Listener == listener {
+			out = append(out, *e)
+		}
+		return true
+	})
+	return out
+}
+
+// WaitEvents blocks until at least n state changes of listener ("" for
+// all) are recorded and returns them, or ctx's error with those so far.
+func (j *Journal) WaitEvents(ctx context.Context, listener string, n int) ([]ListenerEvent, error) {
+	for {
+		j.mu.Lock()
+		evs := j.eventsLocked(listener)
+		ch := j.changed
+		j.mu.Unlock()
+		if len(evs) >= n {
+			return evs, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return evs, ctx.Err()
+		}
 	}
 }
 
@@ -182,7 +258,7 @@ func (j *Journal) Query(q Query) Snapshot {
 }
 
 func (j *Journal) queryLocked(q Query) Snapshot {
-	s := Snapshot{Requests: []Request{}, Conns: []Conn{}, Dropped: j.dropped}
+	s := Snapshot{Requests: []Request{}, Conns: []Conn{}, Events: j.eventsLocked(q.Listener), Dropped: j.dropped}
 	used := map[uint64]bool{}
 	j.reqs.each(func(r *Request) bool {
 		if !q.Matches(r) {
@@ -267,6 +343,7 @@ func (j *Journal) Reset() {
 	defer j.mu.Unlock()
 	j.conns = newRing[Conn](j.capacity)
 	j.reqs = newRing[Request](j.capacity)
+	j.events = newRing[ListenerEvent](j.capacity)
 	j.dropped = 0
 	j.notifyLocked()
 }

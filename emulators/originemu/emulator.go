@@ -78,10 +78,16 @@ type ListenerConfig struct {
 
 // ListenerInfo describes a running listener.
 type ListenerInfo struct {
-	Name    string  `json:"name"`
-	Profile Profile `json:"profile"`
-	Addr    string  `json:"addr"`
-	URL     string  `json:"url"`
+	Name string `json:"name"`
+	// Profile is what the listener was started as; State is what it does
+	// now (the same unless SetListenerState changed it), since Since, until
+	// Until when the change has a duration.
+	Profile Profile   `json:"profile"`
+	State   Profile   `json:"state"`
+	Since   time.Time `json:"since,omitzero"`
+	Until   time.Time `json:"until,omitzero"`
+	Addr    string    `json:"addr"`
+	URL     string    `json:"url"`
 }
 
 // Emulator is a running set of listeners sharing rules, objects, holds and a
@@ -110,12 +116,11 @@ type Emulator struct {
 }
 
 type listener struct {
-	ListenerInfo
-	backend http.Handler
-	allow   []netip.Prefix
-	ln      net.Listener // serving profiles and blackhole
-	raw     *rawSocket   // refuse and syn-drop
-	tls     *tls.Config
+	ListenerInfo // Name, Profile, Addr and URL; fixed once bound
+	cfg          ListenerConfig
+	backend      http.Handler
+	allow        []netip.Prefix
+	st           listenerState // what it does now, and its sockets
 }
 
 // New checks cfg and prepares an emulator; Start binds its listeners.
@@ -175,7 +180,9 @@ func (e *Emulator) prepareListeners() error {
 	var problems []string
 	for i, lc := range e.cfg.Listeners {
 		field := fmt.Sprintf("listeners[%d]", i)
-		l := &listener{ListenerInfo: ListenerInfo{Name: lc.Name, Profile: lc.Profile, Addr: lc.Addr}, backend: lc.Backend}
+		l := &listener{ListenerInfo: ListenerInfo{Name: lc.Name, Profile: lc.Profile, Addr: lc.Addr}, cfg: lc, backend: lc.Backend}
+		l.st.tlsFor = map[Profile]*tls.Config{}
+		l.st.conns = map[*liveConn]struct{}{}
 		switch {
 		case lc.Name == "":
 			problems = append(problems, field+".name: required")
@@ -200,7 +207,7 @@ func (e *Emulator) prepareListeners() error {
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %v", field, err))
 			}
-			l.tls = cfg
+			l.st.tlsFor[lc.Profile] = cfg
 		}
 		e.listeners = append(e.listeners, l)
 		if lc.Name != "" {
@@ -246,44 +253,25 @@ func (e *Emulator) Start(ctx context.Context) error {
 	return nil
 }
 
+// bind reserves the listener's port with its keeper socket and enters its
+// initial state.
 func (e *Emulator) bind(l *listener) error {
-	var err error
-	switch l.Profile {
-	case Refuse:
-		l.raw, err = bindSocket(l.Addr)
-	case SYNDrop:
-		l.raw, err = synDropSocket(e.ctx, l.Addr)
-	default:
-		l.ln, err = (&net.ListenConfig{}).Listen(e.ctx, "tcp", l.Addr)
-	}
+	keeper, err := bindSocket(l.Addr)
 	if err != nil {
 		return err
 	}
-	addr := l.raw.addrOr(l.ln)
-	l.Addr = addr.String()
+	l.st.keeper = keeper
+	l.Addr = keeper.addr.String()
 	l.URL = fmt.Sprintf("%s://%s", l.Profile.Scheme(), l.Addr)
-	if l.ln != nil {
-		e.wg.Add(1)
-		go e.acceptLoop(l)
-	}
-	return nil
-}
-
-func (s *rawSocket) addrOr(ln net.Listener) net.Addr {
-	if s != nil {
-		return s.addr
-	}
-	return ln.Addr()
+	l.st.mu.Lock()
+	defer l.st.mu.Unlock()
+	l.st.since = time.Now()
+	return e.enter(l, l.Profile)
 }
 
 func (e *Emulator) closeListeners() {
 	for _, l := range e.listeners {
-		if l.ln != nil {
-			l.ln.Close()
-		}
-		if l.raw != nil {
-			l.raw.close()
-		}
+		l.st.stop()
 	}
 }
 
@@ -301,10 +289,12 @@ func (e *Emulator) Close() error {
 	return nil
 }
 
-func (e *Emulator) acceptLoop(l *listener) {
+// acceptLoop serves one listening socket of l until it is closed (by a
+// state change or Close).
+func (e *Emulator) acceptLoop(l *listener, ln net.Listener) {
 	defer e.wg.Done()
 	for {
-		c, err := l.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) && e.ctx.Err() == nil {
 				e.log.Error("originemu accept failed", "listener", l.Name, "err", err)
@@ -324,6 +314,12 @@ func (e *Emulator) serveConn(l *listener, c net.Conn) {
 	info := &wire.ConnInfo{
 		ID: e.connSeq.Add(1), Listener: l.Name,
 		Peer: c.RemoteAddr(), Local: c.LocalAddr(), Opened: time.Now(),
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		lc := newLiveConn(tc)
+		l.st.track(lc)
+		defer l.st.untrack(lc)
+		c = lc
 	}
 	// End the connection when the emulator stops, whatever it is doing.
 	stop := context.AfterFunc(e.ctx, func() { c.Close() })

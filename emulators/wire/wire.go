@@ -108,23 +108,29 @@ type HandlerFunc func(w ResponseWriter, r *Request)
 // ServeWire calls f(w, r).
 func (f HandlerFunc) ServeWire(w ResponseWriter, r *Request) { f(w, r) }
 
-// ResetConn closes c with a TCP RST where it can (SO_LINGER 0 on the TCP
-// connection under any TLS layer) and plainly otherwise.
+// ResetConn closes c with a TCP RST where it can (SO_LINGER 0 on the
+// connection under any TLS layer) and plainly otherwise. Layers are
+// unwrapped with NetConn until one has SetLinger, so a wrapper of the TCP
+// connection that implements SetLinger is closed itself.
 func ResetConn(c net.Conn) error {
-	if nc, ok := c.(interface{ NetConn() net.Conn }); ok {
-		c = nc.NetConn()
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
+	c = under(c)
+	if l, ok := c.(interface{ SetLinger(int) error }); ok {
+		_ = l.SetLinger(0)
 	}
 	return c.Close()
 }
 
-// CloseConn closes c at once without a TLS close_notify: the TCP connection
+// CloseConn closes c at once without a TLS close_notify: the connection
 // under any TLS layer is closed with a FIN.
-func CloseConn(c net.Conn) error {
-	if nc, ok := c.(interface{ NetConn() net.Conn }); ok {
+func CloseConn(c net.Conn) error { return under(c).Close() }
+
+// under unwraps TLS (anything with NetConn) down to the transport.
+func under(c net.Conn) net.Conn {
+	for {
+		nc, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return c
+		}
 		c = nc.NetConn()
 	}
-	return c.Close()
 }

@@ -1,0 +1,349 @@
+package originemu
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/emulators/journal"
+	"github.com/edgeconform/edgeconform/emulators/rules"
+)
+
+// Serving names a listener's own profile in a StateChange: back to what it
+// was started as.
+const Serving Profile = "serving"
+
+// What a state change does to the listener's open connections.
+const (
+	KeepConns  = "keep"  // they go on as they were (the default)
+	ResetConns = "reset" // each is closed with a TCP RST
+	StallConns = "stall" // nothing more is read or written on them until the next change
+)
+
+// StateChange switches a listener to another profile at runtime, on the
+// same address: a serving listener can start refusing, blackholing,
+// dropping SYNs or presenting a bad certificate, and come back.
+type StateChange struct {
+	// State is a profile, or Serving for the listener's own.
+	State Profile `json:"state"`
+	// For, if set, is how long the state lasts; then the listener goes
+	// back to the state it had before this change.
+	For rules.Duration `json:"for,omitempty"`
+	// Existing says what happens to open connections: KeepConns (default),
+	// ResetConns or StallConns.
+	Existing string `json:"existing,omitempty"`
+}
+
+// ErrClosed is returned for a state change after Close.
+var ErrClosed = errors.New("originemu: emulator closed")
+
+// listenerState is what a listener does now. The port is held all along by
+// a bound socket that never listens (the keeper); the states that take
+// connections add a listening socket on the same address (SO_REUSEPORT),
+// refuse has none (a SYN to a port nobody listens on is answered with RST),
+// and syn-drop has one with a full accept queue.
+type listenerState struct {
+	mu      sync.Mutex
+	state   Profile
+	since   time.Time
+	until   time.Time
+	gen     uint64      // counts changes, so a stale For timer does nothing
+	timer   *time.Timer // ends a change with For
+	keeper  *rawSocket
+	ln      net.Listener // serving profiles, TLS faults, blackhole
+	syn     *rawSocket   // syn-drop
+	tlsFor  map[Profile]*tls.Config
+	conns   map[*liveConn]struct{}
+	stopped bool
+}
+
+// SetListenerState switches the named listener as ch says and returns its
+// new description. Every change is journaled (journal.ListenerEvent).
+func (e *Emulator) SetListenerState(name string, ch StateChange) (ListenerInfo, error) {
+	l, ok := e.byName[name]
+	if !ok {
+		return ListenerInfo{}, fielderr.Errors{{Field: "listener", Problem: fmt.Sprintf("no listener named %q (have %v)", name, e.listenerNames())}}
+	}
+	to, err := e.checkChange(l, ch)
+	if err != nil {
+		return ListenerInfo{}, err
+	}
+	if err := e.switchState(l, to, ch.For.D(), ch.Existing, "api"); err != nil {
+		return ListenerInfo{}, err
+	}
+	return e.info(l), nil
+}
+
+func (e *Emulator) checkChange(l *listener, ch StateChange) (Profile, error) {
+	var errs fielderr.List
+	to := ch.State
+	switch {
+	case to == Serving && !l.Profile.Serves():
+		errs.Add("state", "listener %q was started as %s, which serves nothing: name the profile to serve as (http, h2c, https, h2)", l.Name, l.Profile)
+	case to == Serving:
+		to = l.Profile
+	case to == "":
+		errs.Add("state", "is required: %s or %s", Serving, profileNames())
+	case !to.valid():
+		errs.Add("state", "%v", errUnknownProfile(to))
+	}
+	switch ch.Existing {
+	case "", KeepConns, ResetConns, StallConns:
+	default:
+		errs.Add("existing", "must be %s, %s or %s, got %q", KeepConns, ResetConns, StallConns, ch.Existing)
+	}
+	if ch.For < 0 {
+		errs.Add("for", "must not be negative, got %s", ch.For.D())
+	}
+	return to, errs.Err()
+}
+
+// switchState moves l to state to; with d > 0 it goes back after d.
+func (e *Emulator) switchState(l *listener, to Profile, d time.Duration, existing, cause string) error {
+	s := &l.st
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped || e.ctx.Err() != nil {
+		return ErrClosed
+	}
+	from := s.state
+	if err := e.enter(l, to); err != nil {
+		return fmt.Errorf("switching listener %s from %s to %s: %w", l.Name, from, to, err)
+	}
+	s.gen++
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	now := time.Now()
+	s.since, s.until = now, time.Time{}
+	if d > 0 {
+		s.until = now.Add(d)
+		gen := s.gen
+		s.timer = time.AfterFunc(d, func() { e.revert(l, gen, from) })
+	}
+	affected := 0
+	for c := range s.conns {
+		switch existing {
+		case ResetConns:
+			c.reset()
+			affected++
+		case StallConns:
+			c.stall()
+			affected++
+		default:
+			c.unstall()
+		}
+	}
+	ev := journal.ListenerEvent{Listener: l.Name, At: now, From: string(from), To: string(to),
+		Existing: orKeep(existing), Affected: affected, Cause: cause}
+	if d > 0 {
+		ev.For = d.String()
+	}
+	e.journal.ListenerChanged(ev)
+	e.log.Info("originemu listener state", "listener", l.Name, "from", from, "to", to, "for", d, "existing", orKeep(existing), "cause", cause)
+	return nil
+}
+
+func orKeep(s string) string {
+	if s == "" {
+		return KeepConns
+	}
+	return s
+}
+
+// revert ends a change made with For, unless another change came since.
+func (e *Emulator) revert(l *listener, gen uint64, to Profile) {
+	l.st.mu.Lock()
+	stale := l.st.gen != gen
+	l.st.mu.Unlock()
+	if stale {
+		return
+	}
+	if err := e.switchState(l, to, 0, KeepConns, "timer"); err != nil && !errors.Is(err, ErrClosed) {
+		e.log.Error("originemu: ending a timed listener state", "listener", l.Name, "err", err)
+	}
+}
+
+// enter sets up the sockets of state to; l.st.mu is held.
+func (e *Emulator) enter(l *listener, to Profile) error {
+	s := &l.st
+	if to.TLS() && s.tlsFor[to] == nil {
+		lc := l.cfg
+		lc.Profile = to
+		cfg, err := e.tlsConfig(lc)
+		if err != nil {
+			return err
+		}
+		s.tlsFor[to] = cfg
+	}
+	switch to {
+	case Refuse:
+		s.closeSockets()
+	case SYNDrop:
+		s.closeSockets()
+		syn, err := synDropSocket(e.ctx, l.Addr)
+		if err != nil {
+			return err
+		}
+		s.syn = syn
+	default:
+		if s.syn != nil {
+			s.syn.close()
+			s.syn = nil
+		}
+		if s.ln == nil {
+			ln, err := listenShared(e.ctx, l.Addr)
+			if err != nil {
+				return err
+			}
+			s.ln = ln
+			e.wg.Add(1)
+			go e.acceptLoop(l, ln)
+		}
+	}
+	s.state = to
+	return nil
+}
+
+func (s *listenerState) closeSockets() {
+	if s.ln != nil {
+		s.ln.Close()
+		s.ln = nil
+	}
+	if s.syn != nil {
+		s.syn.close()
+		s.syn = nil
+	}
+}
+
+// stop closes every socket of the listener and releases stalled
+// connections; no change is possible afterwards.
+func (s *listenerState) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stopped = true
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+	s.closeSockets()
+	if s.keeper != nil {
+		s.keeper.close()
+	}
+	for c := range s.conns {
+		c.unstall()
+	}
+}
+
+// current is the state a new connection is handled in, and its TLS
+// configuration if it has one.
+func (s *listenerState) current() (Profile, *tls.Config) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state, s.tlsFor[s.state]
+}
+
+func (s *listenerState) track(c *liveConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.conns[c] = struct{}{}
+}
+
+func (s *listenerState) untrack(c *liveConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+}
+
+// info describes l now.
+func (e *Emulator) info(l *listener) ListenerInfo {
+	li := l.ListenerInfo
+	l.st.mu.Lock()
+	defer l.st.mu.Unlock()
+	li.State, li.Since, li.Until = l.st.state, l.st.since, l.st.until
+	return li
+}
+
+// liveConn is an accepted connection a state change can reset or stall.
+// It is a net.Conn (not a *net.TCPConn, whose ReadFrom would bypass a
+// stall) with the TCP methods the wire servers use.
+type liveConn struct {
+	net.Conn
+	tcp       *net.TCPConn
+	mu        sync.Mutex
+	stalled   chan struct{} // non-nil while stalled; closed to release
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func newLiveConn(c *net.TCPConn) *liveConn {
+	return &liveConn{Conn: c, tcp: c, closed: make(chan struct{})}
+}
+
+func (c *liveConn) stall() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stalled == nil {
+		c.stalled = make(chan struct{})
+	}
+}
+
+func (c *liveConn) unstall() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.stalled != nil {
+		close(c.stalled)
+		c.stalled = nil
+	}
+}
+
+func (c *liveConn) reset() {
+	_ = c.SetLinger(0)
+	_ = c.Close()
+}
+
+// wait blocks while the connection is stalled.
+func (c *liveConn) wait() error {
+	c.mu.Lock()
+	ch := c.stalled
+	c.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-c.closed:
+		return net.ErrClosed
+	}
+}
+
+func (c *liveConn) Read(p []byte) (int, error) {
+	if err := c.wait(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Read(p)
+}
+
+func (c *liveConn) Write(p []byte) (int, error) {
+	if err := c.wait(); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *liveConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// SetLinger is the TCP connection's (wire.ResetConn uses it).
+func (c *liveConn) SetLinger(sec int) error { return c.tcp.SetLinger(sec) }
+
+// CloseWrite is the TCP connection's (a FIN, as the h2 server's GOAWAY
+// linger uses it).
+func (c *liveConn) CloseWrite() error { return c.tcp.CloseWrite() }
