@@ -22,8 +22,28 @@ type Rule struct {
 	// A fault cannot cause an endless retry storm unless Unlimited says so.
 	Times int `json:"times,omitempty"`
 	// Unlimited makes the rule fire for every matching request.
-	Unlimited bool   `json:"unlimited,omitempty"`
-	Action    Action `json:"action"`
+	Unlimited bool `json:"unlimited,omitempty"`
+	// Probability, if set (0 < p <= 1), makes the rule fire for that share
+	// of the matching requests, chosen by Seed: the k-th matching request
+	// fires or not as a pure function of (Seed, k), so a soak test fails
+	// the same requests on every run. Times still bounds how often it fires.
+	Probability float64 `json:"probability,omitempty"`
+	// Seed picks which requests a probabilistic rule fires for.
+	Seed   uint64 `json:"seed,omitempty"`
+	Action Action `json:"action"`
+}
+
+// Chance reports whether a rule with probability p and seed fires for its
+// k-th matching request (k from 1): splitmix64 of (seed, k) against p.
+func Chance(seed uint64, k int64, p float64) bool {
+	if p <= 0 || p >= 1 {
+		return true // not probabilistic, or always
+	}
+	z := seed + uint64(k)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11)/(1<<53) < p
 }
 
 // Match selects requests. Every set field must match.

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -230,5 +231,50 @@ func TestTableMaxRules(t *testing.T) {
 	}
 	if _, err := tb.Add(Rule{}); err != nil {
 		t.Fatalf("filling up to the cap: %v", err)
+	}
+}
+
+// #16 item 4: a probabilistic rule with a seed fires for the same requests
+// on every run, for about its share of them; another seed picks others.
+func TestProbabilisticRuleIsSeeded(t *testing.T) {
+	const n, p = 1000, 0.1
+	run := func(seed uint64) []int {
+		tb := NewTable(nil)
+		if _, err := tb.Add(Rule{Match: Match{PathPrefix: "/soak/"}, Unlimited: true, Probability: p, Seed: seed, Action: Action{Status: 503}}); err != nil {
+			t.Fatal(err)
+		}
+		var fired []int
+		for i := range n {
+			if _, ok := tb.Fire(Target{Method: "GET", Path: "/soak/x"}); ok {
+				fired = append(fired, i)
+			}
+		}
+		if st := tb.List()[0]; st.Seen != n || st.Fired != int64(len(fired)) {
+			t.Fatalf("counters seen %d fired %d, want %d and %d", st.Seen, st.Fired, n, len(fired))
+		}
+		return fired
+	}
+	a, b, other := run(42), run(42), run(43)
+	if !slices.Equal(a, b) {
+		t.Fatalf("two runs with seed 42 fired different requests:\n%v\n%v", a, b)
+	}
+	if slices.Equal(a, other) {
+		t.Fatal("seeds 42 and 43 fired the same requests")
+	}
+	// 1000 draws at 10%: 100 expected, sd 9.5; 60..140 is more than 4 sd.
+	if len(a) < 60 || len(a) > 140 {
+		t.Fatalf("fired %d of %d at p=%v", len(a), n, p)
+	}
+	for _, tc := range []struct {
+		r    Rule
+		want string
+	}{
+		{Rule{Probability: 1.5}, "probability: must be between 0 and 1"},
+		{Rule{Probability: -0.1}, "probability: must be between 0 and 1"},
+		{Rule{Seed: 7}, "seed: only means something with probability"},
+	} {
+		if err := tc.r.Validate(""); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.r, err, tc.want)
+		}
 	}
 }

@@ -150,8 +150,9 @@ func (t *Table) Reset() int {
 	return n
 }
 
-// Fire finds the first rule that matches tgt and has budget left, spends one
-// unit of its budget and returns it. Every matching rule before it that is
+// Fire finds the first rule that matches tgt, has budget left and (with a
+// probability) is chosen for this request, spends one unit of its budget
+// and returns it. Every matching rule before it that is
 // still skipping (Nth) counts the request as seen.
 func (t *Table) Fire(tgt Target) (Rule, bool) {
 	t.mu.Lock()
@@ -163,6 +164,9 @@ func (t *Table) Fire(tgt Target) (Rule, bool) {
 		s.Seen++
 		if s.Seen < int64(max(s.Match.Nth, 1)) {
 			continue
+		}
+		if s.Probability > 0 && !Chance(s.Seed, s.Seen, s.Probability) {
+			continue // not this one; a later rule may fire
 		}
 		s.Fired++
 		if b := s.Budget(); b >= 0 && s.Fired >= int64(b) {

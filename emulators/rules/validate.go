@@ -33,6 +33,12 @@ func (r *Rule) Validate(prefix string) error {
 	if r.Unlimited && r.Times != 0 {
 		c.Add("times", "cannot be set together with unlimited")
 	}
+	if r.Probability < 0 || r.Probability > 1 {
+		c.Add("probability", "must be between 0 and 1 (a share of matching requests), got %v", r.Probability)
+	}
+	if r.Seed != 0 && r.Probability == 0 {
+		c.Add("seed", "only means something with probability")
+	}
 	r.Match.check(c)
 	r.Action.check(c)
 	return c.Err()
