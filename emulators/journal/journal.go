@@ -68,6 +68,8 @@ type Request struct {
 	End       string             `json:"end"`
 	Ended     time.Time          `json:"ended,omitzero"`
 	Note      string             `json:"note,omitempty"`
+	// Upstream is what a proxy backend's upstream answered.
+	Upstream *Upstream `json:"upstream,omitempty"`
 }
 
 // ListenerEvent is a change of a listener's state at runtime: what it did
@@ -266,6 +268,11 @@ func (j *Journal) queryLocked(q Query) Snapshot {
 		}
 		c := *r
 		c.Headers = append([]wire.HeaderField(nil), r.Headers...)
+		if r.Upstream != nil {
+			u := *r.Upstream
+			u.Headers = append([]wire.HeaderField(nil), u.Headers...)
+			c.Upstream = &u
+		}
 		s.Requests = append(s.Requests, c)
 		used[r.ConnID] = true
 		return q.Limit <= 0 || len(s.Requests) < q.Limit
@@ -403,5 +410,30 @@ func WithAnnotator(ctx context.Context, note func(string)) context.Context {
 func Annotate(ctx context.Context, note string) {
 	if f, ok := ctx.Value(annotatorKey{}).(func(string)); ok {
 		f(note)
+	}
+}
+
+// Upstream is what a proxy backend's upstream answered for a request.
+type Upstream struct {
+	URL     string             `json:"url"`
+	Host    string             `json:"host"`
+	Status  int                `json:"status,omitempty"`
+	Headers []wire.HeaderField `json:"headers,omitempty"` // sorted by name
+	Error   string             `json:"error,omitempty"`   // no answer: why
+}
+
+type upstreamKey struct{}
+
+// WithUpstreamRecorder returns a context whose RecordUpstream calls reach
+// record (the emulator gives one to each request's handler).
+func WithUpstreamRecorder(ctx context.Context, record func(Upstream)) context.Context {
+	return context.WithValue(ctx, upstreamKey{}, record)
+}
+
+// RecordUpstream sets the upstream answer on the journal record of the
+// request ctx belongs to; without a recorder it does nothing.
+func RecordUpstream(ctx context.Context, u Upstream) {
+	if f, ok := ctx.Value(upstreamKey{}).(func(Upstream)); ok {
+		f(u)
 	}
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
+	"github.com/edgeconform/edgeconform/emulators/proxy"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/emulators/testca"
 	"github.com/edgeconform/edgeconform/emulators/wire"
@@ -74,6 +75,10 @@ type ListenerConfig struct {
 	// Rules still fire around it (hold, delay, faults, header shaping), and
 	// it can add notes to the journal with journal.Annotate.
 	Backend http.Handler `json:"-"`
+	// Proxy, if set, makes the backend a proxy to an upstream origin
+	// (package proxy): rules, holds and the journal apply around it, and
+	// each request's journal record has what the upstream answered.
+	Proxy *proxy.Config `json:"proxy,omitempty"`
 }
 
 // ListenerInfo describes a running listener.
@@ -189,6 +194,17 @@ func (e *Emulator) prepareListeners() error {
 		case e.byName[lc.Name] != nil:
 			problems = append(problems, fmt.Sprintf("%s.name: %q is used twice", field, lc.Name))
 		}
+		if lc.Proxy != nil {
+			if lc.Backend != nil {
+				problems = append(problems, field+".proxy: cannot be set together with a Backend")
+			} else if err := lc.Proxy.Validate(field + ".proxy"); err != nil {
+				problems = append(problems, err.Error())
+			} else if p, err := proxy.New(*lc.Proxy, e.log); err != nil {
+				problems = append(problems, fmt.Sprintf("%s.proxy: %v", field, err))
+			} else {
+				l.backend = p
+			}
+		}
 		if !lc.Profile.valid() {
 			problems = append(problems, field+".profile: "+errUnknownProfile(lc.Profile).Error())
 		}
@@ -285,6 +301,11 @@ func (e *Emulator) Close() error {
 		e.closeListeners()
 		e.holds.releaseAll()
 		e.wg.Wait()
+		for _, l := range e.listeners {
+			if p, ok := l.backend.(*proxy.Proxy); ok {
+				p.Close()
+			}
+		}
 	})
 	return nil
 }

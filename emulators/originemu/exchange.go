@@ -32,6 +32,9 @@ func (e *Emulator) ServeWire(w wire.ResponseWriter, r *wire.Request) {
 	x := &exchange{e: e, w: w, r: r, seq: seq}
 	// Code serving the request (a backend) may add to its journal note.
 	x.ctx = journal.WithAnnotator(r.Context(), func(note string) { x.notef("%s", note) })
+	x.ctx = journal.WithUpstreamRecorder(x.ctx, func(u journal.Upstream) {
+		e.journal.Update(seq, func(q *journal.Request) { q.Upstream = &u })
+	})
 	x.r.Request = x.r.Request.WithContext(x.ctx)
 	x.run()
 	e.journal.Update(seq, func(q *journal.Request) {
