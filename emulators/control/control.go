@@ -6,6 +6,7 @@
 //	GET    /v1/health                  {"status":"ok"}
 //	GET    /v1/listeners               [originemu.ListenerInfo], with each one's state
 //	PUT    /v1/listeners/{name}/state  originemu.StateChange -> originemu.ListenerInfo
+//	PUT    /v1/listeners/{name}/shaping rules.Shaping ({} = none) -> originemu.ListenerInfo
 //	GET    /v1/rules                   [rules.Status]
 //	POST   /v1/rules                   one rules.Rule or an array; all or none -> 201 {"rules":[stored rules]}
 //	DELETE /v1/rules                   remove every rule -> {"deleted":N}
@@ -121,6 +122,7 @@ func NewHandler(e *originemu.Emulator, log *slog.Logger) http.Handler {
 		{"GET /v1/health", a.health},
 		{"GET /v1/listeners", a.listeners},
 		{"PUT /v1/listeners/{name}/state", a.setState},
+		{"PUT /v1/listeners/{name}/shaping", a.setShaping},
 		{"GET /v1/rules", a.listRules},
 		{"POST /v1/rules", a.addRules},
 		{"DELETE /v1/rules", a.deleteRules},
@@ -281,6 +283,16 @@ func (a *api) listeners(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *api) setState(w http.ResponseWriter, r *http.Request) error {
+	return listenerChange(a, w, r, "state change", a.e.SetListenerState)
+}
+
+func (a *api) setShaping(w http.ResponseWriter, r *http.Request) error {
+	return listenerChange(a, w, r, "shaping", a.e.SetListenerShaping)
+}
+
+// listenerChange decodes one T and applies it to the listener named in
+// the path with set.
+func listenerChange[T any](a *api, w http.ResponseWriter, r *http.Request, what string, set func(string, T) (originemu.ListenerInfo, error)) error {
 	if err := onlyParams(r); err != nil {
 		return err
 	}
@@ -293,16 +305,16 @@ func (a *api) setState(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
-		return badField("body", "want one state change object, not an array")
+		return badField("body", "want one %s object, not an array", what)
 	}
-	chs, err := decodeList[originemu.StateChange](body, "state change", func(int, int) string { return "" })
+	vs, err := decodeList[T](body, what, func(int, int) string { return "" })
 	if err != nil {
 		return err
 	}
-	li, err := a.e.SetListenerState(name, chs[0])
+	li, err := set(name, vs[0])
 	if err != nil {
 		if fields, ok := rules.AsErrors(err); ok {
-			ae := errorf(http.StatusBadRequest, "invalid state change, nothing changed: %v", err)
+			ae := errorf(http.StatusBadRequest, "invalid %s, nothing changed: %v", what, err)
 			ae.body.Fields = fields
 			return ae
 		}

@@ -217,6 +217,15 @@ func (c *Client) SetListenerState(ctx context.Context, name string, ch originemu
 	return li, err
 }
 
+// SetListenerShaping changes the shaping of the named listener's
+// connections (bandwidth, latency, slices, slow close, byte cap); the zero
+// Shaping removes it.
+func (c *Client) SetListenerShaping(ctx context.Context, name string, sh rules.Shaping) (originemu.ListenerInfo, error) {
+	var li originemu.ListenerInfo
+	err := c.call(ctx, fmt.Sprintf("setting the shaping of listener %q", name), http.MethodPut, "/v1/listeners/"+url.PathEscape(name)+"/shaping", nil, sh, &li, http.StatusOK)
+	return li, err
+}
+
 // AddRules adds rules, all or none, and returns them as stored (with ids).
 func (c *Client) AddRules(ctx context.Context, rs ...rules.Rule) ([]rules.Rule, error) {
 	if rs == nil {

@@ -432,3 +432,20 @@ func TestSetListenerState(t *testing.T) {
 		t.Fatalf("unknown listener: %v", err)
 	}
 }
+
+func TestSetListenerShaping(t *testing.T) {
+	f := newFixture(t)
+	li, err := f.c.SetListenerShaping(t.Context(), "web", rules.Shaping{Latency: rules.Duration(200 * time.Millisecond)})
+	if err != nil || li.Shaping == nil || li.Shaping.Latency.D() != 200*time.Millisecond {
+		t.Fatalf("%+v %v", li, err)
+	}
+	start := time.Now()
+	if st := f.get(t, "/x"); st != 200 || time.Since(start) < 200*time.Millisecond {
+		t.Fatalf("status %d after %s, want 200 after >= 200ms", st, time.Since(start))
+	}
+	_, err = f.c.SetListenerShaping(t.Context(), "web", rules.Shaping{Bandwidth: -5})
+	var ae *emuclient.APIError
+	if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(err.Error(), "shaping.bandwidth") {
+		t.Fatalf("bad shaping: %v", err)
+	}
+}

@@ -88,6 +88,7 @@ type ListenerEvent struct {
 	Existing string `json:"existing,omitempty"`
 	Affected int    `json:"affected,omitempty"`
 	Cause    string `json:"cause"` // "api" (a call), "timer" (a For ran out)
+	Note     string `json:"note,omitempty"`
 }
 
 // Query selects records. Zero fields select everything.

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/proxy"
@@ -79,6 +80,9 @@ type ListenerConfig struct {
 	// (package proxy): rules, holds and the journal apply around it, and
 	// each request's journal record has what the upstream answered.
 	Proxy *proxy.Config `json:"proxy,omitempty"`
+	// Shaping, if set, slows every connection down (bandwidth, latency,
+	// slices, slow close, a byte cap); SetListenerShaping changes it.
+	Shaping *rules.Shaping `json:"shaping,omitempty"`
 }
 
 // ListenerInfo describes a running listener.
@@ -93,6 +97,8 @@ type ListenerInfo struct {
 	Until   time.Time `json:"until,omitzero"`
 	Addr    string    `json:"addr"`
 	URL     string    `json:"url"`
+	// Shaping is the connections' shaping, if any.
+	Shaping *rules.Shaping `json:"shaping,omitempty"`
 }
 
 // Emulator is a running set of listeners sharing rules, objects, holds and a
@@ -205,6 +211,14 @@ func (e *Emulator) prepareListeners() error {
 				l.backend = p
 			}
 		}
+		if lc.Shaping != nil {
+			var errs fielderr.List
+			lc.Shaping.Check(&errs, field+".shaping", false)
+			if err := errs.Err(); err != nil {
+				problems = append(problems, err.Error())
+			}
+			l.st.shaping = *lc.Shaping
+		}
 		if !lc.Profile.valid() {
 			problems = append(problems, field+".profile: "+errUnknownProfile(lc.Profile).Error())
 		}
@@ -272,6 +286,7 @@ func (e *Emulator) Start(ctx context.Context) error {
 // bind reserves the listener's port with its keeper socket and enters its
 // initial state.
 func (e *Emulator) bind(l *listener) error {
+	l.st.done = e.ctx.Done()
 	keeper, err := bindSocket(l.Addr)
 	if err != nil {
 		return err
@@ -337,7 +352,7 @@ func (e *Emulator) serveConn(l *listener, c net.Conn) {
 		Peer: c.RemoteAddr(), Local: c.LocalAddr(), Opened: time.Now(),
 	}
 	if tc, ok := c.(*net.TCPConn); ok {
-		lc := newLiveConn(tc)
+		lc := newLiveConn(tc, &l.st)
 		l.st.track(lc)
 		defer l.st.untrack(lc)
 		c = lc

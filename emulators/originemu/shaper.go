@@ -34,7 +34,8 @@ type shaper struct {
 	wroteHeader bool
 	written     int64
 	dripped     bool
-	done        bool // cut happened or writing failed
+	done        bool   // cut happened or writing failed
+	pace        *pacer // the rule's shape, if any
 }
 
 func (s *shaper) Header() http.Header { return s.x.w.Header() }
@@ -85,7 +86,7 @@ func (s *shaper) Write(p []byte) (int, error) {
 			}
 			s.dripped = true
 		}
-		n, err := s.x.w.Write(chunk)
+		n, err := s.send(chunk)
 		s.written += int64(n)
 		total += n
 		if err == nil && s.a.Drip != nil {
@@ -98,6 +99,24 @@ func (s *shaper) Write(p []byte) (int, error) {
 		p = p[n:]
 	}
 	return total, nil
+}
+
+// send writes body bytes, through the rule's shape if it has one (each
+// piece flushed, so the pacing reaches the wire).
+func (s *shaper) send(b []byte) (int, error) {
+	if s.a.Shape.IsZero() {
+		return s.x.w.Write(b)
+	}
+	if s.pace == nil {
+		s.pace = newPacer(*s.a.Shape, s.a.Shape.Bandwidth)
+	}
+	return s.pace.write(b, func(p []byte) (int, error) {
+		n, err := s.x.w.Write(p)
+		if err == nil {
+			err = s.x.w.Flush()
+		}
+		return n, err
+	}, s.x.sleep)
 }
 
 func (s *shaper) fail(err error) {

@@ -59,6 +59,43 @@ type listenerState struct {
 	tlsFor  map[Profile]*tls.Config
 	conns   map[*liveConn]struct{}
 	stopped bool
+	shaping rules.Shaping   // applies to every connection, changeable at runtime
+	shapeGn uint64          // counts shaping changes
+	done    <-chan struct{} // the emulator's context
+}
+
+// shape is the connections' shaping now and its generation.
+func (s *listenerState) shape() (rules.Shaping, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.shaping, s.shapeGn
+}
+
+// SetListenerShaping changes the shaping of the named listener's
+// connections, open ones included; the zero Shaping removes it. The change
+// is journaled as a listener event.
+func (e *Emulator) SetListenerShaping(name string, sh rules.Shaping) (ListenerInfo, error) {
+	l, ok := e.byName[name]
+	if !ok {
+		return ListenerInfo{}, fielderr.Errors{{Field: "listener", Problem: fmt.Sprintf("no listener named %q (have %v)", name, e.listenerNames())}}
+	}
+	var errs fielderr.List
+	sh.Check(&errs, "shaping", false)
+	if err := errs.Err(); err != nil {
+		return ListenerInfo{}, err
+	}
+	l.st.mu.Lock()
+	if l.st.stopped {
+		l.st.mu.Unlock()
+		return ListenerInfo{}, ErrClosed
+	}
+	l.st.shaping = sh
+	l.st.shapeGn++
+	state := string(l.st.state)
+	l.st.mu.Unlock()
+	e.journal.ListenerChanged(journal.ListenerEvent{Listener: name, At: time.Now(), From: state, To: state,
+		Cause: "api", Note: "shaping: " + sh.String()})
+	return e.info(l), nil
 }
 
 // SetListenerState switches the named listener as ch says and returns its
@@ -265,23 +302,49 @@ func (e *Emulator) info(l *listener) ListenerInfo {
 	l.st.mu.Lock()
 	defer l.st.mu.Unlock()
 	li.State, li.Since, li.Until = l.st.state, l.st.since, l.st.until
+	if !l.st.shaping.IsZero() {
+		sh := l.st.shaping
+		li.Shaping = &sh
+	}
 	return li
 }
 
-// liveConn is an accepted connection a state change can reset or stall.
-// It is a net.Conn (not a *net.TCPConn, whose ReadFrom would bypass a
-// stall) with the TCP methods the wire servers use.
+// liveConn is an accepted connection a state change can reset or stall,
+// shaped as its listener says. It is a net.Conn (not a *net.TCPConn, whose
+// ReadFrom would bypass a stall or shaping) with the TCP methods the wire
+// servers use.
 type liveConn struct {
 	net.Conn
 	tcp       *net.TCPConn
+	st        *listenerState
 	mu        sync.Mutex
 	stalled   chan struct{} // non-nil while stalled; closed to release
 	closed    chan struct{}
 	closeOnce sync.Once
+
+	wmu     sync.Mutex // one shaped write at a time
+	down    *pacer
+	downGen uint64
+	written int64
+	rmu     sync.Mutex
+	up      *pacer
+	upGen   uint64
+	capped  bool
+	slowOne sync.Once
 }
 
-func newLiveConn(c *net.TCPConn) *liveConn {
-	return &liveConn{Conn: c, tcp: c, closed: make(chan struct{})}
+// slowClose waits the listener's slowClose, once per connection, before
+// it is closed or shut down for writing.
+func (c *liveConn) slowClose() {
+	c.slowOne.Do(func() {
+		if sh, _ := c.st.shape(); sh.SlowClose > 0 {
+			c.sleep(sh.SlowClose.D())
+		}
+	})
+}
+
+func newLiveConn(c *net.TCPConn, st *listenerState) *liveConn {
+	return &liveConn{Conn: c, tcp: c, st: st, closed: make(chan struct{})}
 }
 
 func (c *liveConn) stall() {
@@ -303,7 +366,8 @@ func (c *liveConn) unstall() {
 
 func (c *liveConn) reset() {
 	_ = c.SetLinger(0)
-	_ = c.Close()
+	_ = c.Conn.Close() // at once, whatever the shaping says
+	c.closeOnce.Do(func() { close(c.closed) })
 }
 
 // wait blocks while the connection is stalled.
@@ -322,21 +386,83 @@ func (c *liveConn) wait() error {
 	}
 }
 
+// sleep waits d; false if the connection or the emulator closed first.
+func (c *liveConn) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.closed:
+		return false
+	case <-c.st.done:
+		return false
+	}
+}
+
 func (c *liveConn) Read(p []byte) (int, error) {
 	if err := c.wait(); err != nil {
 		return 0, err
 	}
-	return c.Conn.Read(p)
+	n, err := c.Conn.Read(p)
+	sh, gen := c.st.shape()
+	if n > 0 && (sh.UpLatency > 0 || sh.UpBandwidth > 0) {
+		c.rmu.Lock()
+		if c.up == nil || c.upGen != gen {
+			c.up, c.upGen = newPacer(rules.Shaping{Latency: sh.UpLatency, Jitter: sh.Jitter, Seed: sh.Seed ^ 1}, sh.UpBandwidth), gen
+		}
+		ok := c.up.read(n, c.sleep)
+		c.rmu.Unlock()
+		if !ok && err == nil {
+			err = net.ErrClosed
+		}
+	}
+	return n, err
 }
 
 func (c *liveConn) Write(p []byte) (int, error) {
 	if err := c.wait(); err != nil {
 		return 0, err
 	}
-	return c.Conn.Write(p)
+	sh, gen := c.st.shape()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if sh.IsZero() {
+		return c.capped1(p, 0)
+	}
+	if c.down == nil || c.downGen != gen {
+		c.down, c.downGen = newPacer(sh, sh.Bandwidth), gen
+	}
+	return c.down.write(p, func(b []byte) (int, error) { return c.capped1(b, sh.ByteCap) }, c.sleep)
 }
 
+// errByteCap ends writing on a connection that reached its byte cap.
+var errByteCap = errors.New("originemu: connection byte cap reached")
+
+// capped1 writes b, but no byte past limit bytes on the connection
+// (0 = no limit); reaching the limit closes the connection.
+func (c *liveConn) capped1(b []byte, limit int64) (int, error) {
+	if c.capped {
+		return 0, errByteCap
+	}
+	if limit > 0 && c.written+int64(len(b)) >= limit {
+		n, err := c.Conn.Write(b[:limit-c.written])
+		c.written += int64(n)
+		c.capped = true
+		_ = c.Close()
+		if err == nil {
+			err = errByteCap
+		}
+		return n, err
+	}
+	n, err := c.Conn.Write(b)
+	c.written += int64(n)
+	return n, err
+}
+
+// Close closes the connection, after the listener's slowClose if any.
 func (c *liveConn) Close() error {
+	c.slowClose()
 	c.closeOnce.Do(func() { close(c.closed) })
 	return c.Conn.Close()
 }
@@ -346,4 +472,7 @@ func (c *liveConn) SetLinger(sec int) error { return c.tcp.SetLinger(sec) }
 
 // CloseWrite is the TCP connection's (a FIN, as the h2 server's GOAWAY
 // linger uses it).
-func (c *liveConn) CloseWrite() error { return c.tcp.CloseWrite() }
+func (c *liveConn) CloseWrite() error {
+	c.slowClose()
+	return c.tcp.CloseWrite()
+}

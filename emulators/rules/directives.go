@@ -111,6 +111,10 @@ var Directives = []Directive{
 		ps.Rule.Action.Drip, err = parseDrip(v)
 		return err
 	}},
+	{Name: "shape", In: InAction, Path: "shape=bandwidth:N,latency:D,jitter:D,sliceBytes:N,sliceDelay:D", Doc: "shape the body: bytes/s, latency per write, slices", parse: func(ps *PathScript, v string) (err error) {
+		ps.Rule.Action.Shape, err = parseShaping(v)
+		return err
+	}},
 	{Name: "stall", In: InAction, Path: "stall=N", Doc: "stop after N body bytes, hold the connection open", End: fault.Stalled,
 		cut: func(a *Action) **Cut { return &a.Stall }},
 	{Name: "truncate", In: InAction, Path: "truncate=N", Doc: "close the connection after N body bytes", End: fault.Truncated, NeedsAfter: true,

@@ -39,11 +39,17 @@ func Chance(seed uint64, k int64, p float64) bool {
 	if p <= 0 || p >= 1 {
 		return true // not probabilistic, or always
 	}
+	return Unit(seed, k) < p
+}
+
+// Unit is a uniform draw in [0, 1), a pure function of (seed, k): the
+// splitmix64 mix of seed + k times the golden ratio.
+func Unit(seed uint64, k int64) float64 {
 	z := seed + uint64(k)*0x9e3779b97f4a7c15
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	z ^= z >> 31
-	return float64(z>>11)/(1<<53) < p
+	return float64(z>>11) / (1 << 53)
 }
 
 // Match selects requests. Every set field must match.
@@ -77,7 +83,8 @@ type Action struct {
 	Omit    []string `json:"omit,omitempty"`    // response headers to leave out
 	Corrupt []string `json:"corrupt,omitempty"` // response headers to send malformed
 
-	Drip *Drip `json:"drip,omitempty"` // pace the body
+	Drip  *Drip    `json:"drip,omitempty"`  // pace the body
+	Shape *Shaping `json:"shape,omitempty"` // bandwidth, latency, slices for the body
 
 	// At most one of these ends the exchange abnormally.
 	Stall     *Cut `json:"stall,omitempty"`     // stop sending after AfterBytes, hold the connection open

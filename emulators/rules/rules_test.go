@@ -76,6 +76,12 @@ func TestParsePath(t *testing.T) {
 		{path: "/_emu/cacheControl=max-age%3D1%0AX-Evil:%201/x", ok: true, wantErr: "path.object.cacheControl"},
 		{path: "/_emu/h.X-A=1%0D%0AX-Evil:%201/x", ok: true, wantErr: "path.action.headers.X-A: value must not contain CR, LF or NUL"},
 		{path: "/_emu/h.X%20A=1/x", ok: true, wantErr: "not a header name"},
+		{path: "/_emu/shape=bandwidth:1000,latency:50ms,sliceBytes:10/x", ok: true, objPath: "/x", check: func(t *testing.T, ps PathScript) {
+			if s := ps.Rule.Action.Shape; s == nil || s.Bandwidth != 1000 || s.Latency.D().Milliseconds() != 50 || s.SliceBytes != 10 {
+				t.Errorf("shape %+v", s)
+			}
+		}},
+		{path: "/_emu/shape=speed:1/x", ok: true, wantErr: `unknown shaping key "speed"`},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			ps, ok, err := ParsePath(tc.path)

@@ -139,6 +139,9 @@ func (a *Action) check(c *fielderr.List) {
 			c.Add("action.drip.every", "must be a positive duration")
 		}
 	}
+	if a.Shape != nil {
+		a.Shape.Check(c, "action.shape", true)
+	}
 	set := 0
 	for _, d := range EndDirectives() {
 		cut := *d.cut(a)
