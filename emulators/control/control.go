@@ -46,8 +46,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/emuapi"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
@@ -56,50 +56,21 @@ import (
 
 // Limits of the API.
 const (
-	// MaxBodyBytes bounds a request body; a larger one gets 413.
-	MaxBodyBytes = 1 << 20
-	// DefaultWaitTimeout is how long /v1/journal/wait waits without a
-	// timeout parameter.
-	DefaultWaitTimeout = 10 * time.Second
-	// MaxWaitTimeout is the longest timeout /v1/journal/wait accepts.
-	MaxWaitTimeout = 5 * time.Minute
+	MaxBodyBytes       = emuapi.MaxBodyBytes
+	DefaultWaitTimeout = emuapi.DefaultWaitTimeout
+	MaxWaitTimeout     = emuapi.MaxWaitTimeout
 )
 
-// ErrorResponse is the body of every error answer.
-type ErrorResponse struct {
-	Error string `json:"error"`
-	// Fields names each bad field or query parameter.
-	Fields []rules.FieldError `json:"fields,omitempty"`
-	// Matched and Requests are set by a /v1/journal/wait that timed out:
-	// how many requests satisfied the wait, and the matching requests.
-	Matched  *int              `json:"matched,omitempty"`
-	Requests []journal.Request `json:"requests,omitempty"`
-}
-
-// RulesResponse answers POST /v1/rules.
-type RulesResponse struct {
-	Rules []rules.Rule `json:"rules"`
-}
-
-// DeletedResponse answers DELETE /v1/rules.
-type DeletedResponse struct {
-	Deleted int `json:"deleted"`
-}
-
-// WaitResponse answers a satisfied /v1/journal/wait.
-type WaitResponse struct {
-	Requests []journal.Request `json:"requests"`
-}
-
-// ReleaseResponse answers POST /v1/holds/{name}/release.
-type ReleaseResponse struct {
-	Released int `json:"released"`
-}
-
-// HealthResponse answers GET /v1/health.
-type HealthResponse struct {
-	Status string `json:"status"`
-}
+// The answers' types, from package api (which clients import instead of
+// this server package).
+type (
+	ErrorResponse   = emuapi.ErrorResponse
+	RulesResponse   = emuapi.RulesResponse
+	DeletedResponse = emuapi.DeletedResponse
+	WaitResponse    = emuapi.WaitResponse
+	ReleaseResponse = emuapi.ReleaseResponse
+	HealthResponse  = emuapi.HealthResponse
+)
 
 // api serves the routes of one emulator.
 type api struct {

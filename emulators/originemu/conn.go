@@ -103,7 +103,7 @@ var hostNames = []string{"localhost", "127.0.0.1", "::1"}
 
 // tlsConfig builds the listener's TLS configuration.
 func (e *Emulator) tlsConfig(lc ListenerConfig) (*tls.Config, error) {
-	cfg := &tls.Config{NextProtos: lc.Profile.alpn(), MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{NextProtos: alpn(lc.Profile), MinVersion: tls.VersionTLS12}
 	certFile, keyFile := lc.CertFile, lc.KeyFile
 	if certFile == "" && keyFile == "" {
 		certFile, keyFile = e.cfg.CertFile, e.cfg.KeyFile

@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/emuapi"
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
@@ -85,21 +86,8 @@ type ListenerConfig struct {
 	Shaping *rules.Shaping `json:"shaping,omitempty"`
 }
 
-// ListenerInfo describes a running listener.
-type ListenerInfo struct {
-	Name string `json:"name"`
-	// Profile is what the listener was started as; State is what it does
-	// now (the same unless SetListenerState changed it), since Since, until
-	// Until when the change has a duration.
-	Profile Profile   `json:"profile"`
-	State   Profile   `json:"state"`
-	Since   time.Time `json:"since,omitzero"`
-	Until   time.Time `json:"until,omitzero"`
-	Addr    string    `json:"addr"`
-	URL     string    `json:"url"`
-	// Shaping is the connections' shaping, if any.
-	Shaping *rules.Shaping `json:"shaping,omitempty"`
-}
+// ListenerInfo describes a running listener (emuapi.ListenerInfo).
+type ListenerInfo = emuapi.ListenerInfo
 
 // Emulator is a running set of listeners sharing rules, objects, holds and a
 // journal.
@@ -219,7 +207,7 @@ func (e *Emulator) prepareListeners() error {
 			}
 			l.st.shaping = *lc.Shaping
 		}
-		if !lc.Profile.valid() {
+		if !lc.Profile.Valid() {
 			problems = append(problems, field+".profile: "+errUnknownProfile(lc.Profile).Error())
 		}
 		if l.Addr == "" {

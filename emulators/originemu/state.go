@@ -8,35 +8,25 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/emuapi"
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 )
 
-// Serving names a listener's own profile in a StateChange: back to what it
-// was started as.
-const Serving Profile = "serving"
+// Serving names a listener's own profile in a StateChange.
+const Serving = emuapi.Serving
 
 // What a state change does to the listener's open connections.
 const (
-	KeepConns  = "keep"  // they go on as they were (the default)
-	ResetConns = "reset" // each is closed with a TCP RST
-	StallConns = "stall" // nothing more is read or written on them until the next change
+	KeepConns  = emuapi.KeepConns  // they go on as they were (the default)
+	ResetConns = emuapi.ResetConns // each is closed with a TCP RST
+	StallConns = emuapi.StallConns // nothing more is read or written on them until the next change
 )
 
 // StateChange switches a listener to another profile at runtime, on the
-// same address: a serving listener can start refusing, blackholing,
-// dropping SYNs or presenting a bad certificate, and come back.
-type StateChange struct {
-	// State is a profile, or Serving for the listener's own.
-	State Profile `json:"state"`
-	// For, if set, is how long the state lasts; then the listener goes
-	// back to the state it had before this change.
-	For rules.Duration `json:"for,omitempty"`
-	// Existing says what happens to open connections: KeepConns (default),
-	// ResetConns or StallConns.
-	Existing string `json:"existing,omitempty"`
-}
+// same address (emuapi.StateChange).
+type StateChange = emuapi.StateChange
 
 // ErrClosed is returned for a state change after Close.
 var ErrClosed = errors.New("originemu: emulator closed")
@@ -125,7 +115,7 @@ func (e *Emulator) checkChange(l *listener, ch StateChange) (Profile, error) {
 		to = l.Profile
 	case to == "":
 		errs.Add("state", "is required: %s or %s", Serving, profileNames())
-	case !to.valid():
+	case !to.Valid():
 		errs.Add("state", "%v", errUnknownProfile(to))
 	}
 	switch ch.Existing {
