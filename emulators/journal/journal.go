@@ -186,18 +186,25 @@ func (j *Journal) eventsLocked(listener string) []ListenerEvent {
 // WaitEvents blocks until at least n state changes of listener ("" for
 // all) are recorded and returns them, or ctx's error with those so far.
 func (j *Journal) WaitEvents(ctx context.Context, listener string, n int) ([]ListenerEvent, error) {
+	return waitFor(ctx, j, func() []ListenerEvent { return j.eventsLocked(listener) },
+		func(evs []ListenerEvent) bool { return len(evs) >= n })
+}
+
+// waitFor re-reads get (under j.mu) on every change until done says yes,
+// or ctx ends (then with what get read last).
+func waitFor[T any](ctx context.Context, j *Journal, get func() T, done func(T) bool) (T, error) {
 	for {
 		j.mu.Lock()
-		evs := j.eventsLocked(listener)
+		v := get()
 		ch := j.changed
 		j.mu.Unlock()
-		if len(evs) >= n {
-			return evs, nil
+		if done(v) {
+			return v, nil
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return evs, ctx.Err()
+			return v, ctx.Err()
 		}
 	}
 }
@@ -328,20 +335,8 @@ func (j *Journal) WaitConns(ctx context.Context, q Query, n int, match func(*Con
 
 func (j *Journal) wait(ctx context.Context, q Query, done func(Snapshot) bool) ([]Request, error) {
 	q.Limit = 0
-	for {
-		j.mu.Lock()
-		s := j.queryLocked(q)
-		ch := j.changed
-		j.mu.Unlock()
-		if done(s) {
-			return s.Requests, nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return s.Requests, ctx.Err()
-		}
-	}
+	s, err := waitFor(ctx, j, func() Snapshot { return j.queryLocked(q) }, done)
+	return s.Requests, err
 }
 
 // Reset forgets every record. Sequence numbers keep growing, so a waiter's
