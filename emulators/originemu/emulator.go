@@ -275,6 +275,14 @@ func (e *Emulator) Start(ctx context.Context) error {
 // initial state.
 func (e *Emulator) bind(l *listener) error {
 	l.st.done = e.ctx.Done()
+	// The keeper shares its port (SO_REUSEPORT) with the listening sockets
+	// of the states; first make sure nobody else serves on it, or a second
+	// emulator given the same address would silently share it.
+	probe, err := net.Listen("tcp", l.Addr)
+	if err != nil {
+		return err
+	}
+	probe.Close()
 	keeper, err := bindSocket(l.Addr)
 	if err != nil {
 		return err

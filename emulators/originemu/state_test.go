@@ -218,3 +218,13 @@ func TestRuntimeStallExisting(t *testing.T) {
 		t.Fatal("the connection did not resume after the change back")
 	}
 }
+
+// Sharing the port between a listener's sockets must not let a second
+// emulator take an address the first one serves.
+func TestAddressInUse(t *testing.T) {
+	a := startEmu(t, Config{Listeners: []ListenerConfig{{Name: "web", Profile: HTTP}}})
+	_, err := Start(t.Context(), Config{Listeners: []ListenerConfig{{Name: "web", Profile: HTTP, Addr: a.Addr("web")}}})
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("second emulator on %s: %v, want address in use", a.Addr("web"), err)
+	}
+}
