@@ -38,3 +38,30 @@ func TestSeededProbabilityOverHTTP(t *testing.T) {
 		t.Fatalf("runs failed different (or no, or all) requests:\n%v\n%v", a, b)
 	}
 }
+
+// The same in the path: /_emu/probability=P/seed=N/... counts per path, so
+// two runs fail the same requests; times= still bounds the fires.
+func TestSeededProbabilityInPath(t *testing.T) {
+	run := func(path string) []int {
+		e := startEmu(t, Config{Listeners: []ListenerConfig{{Name: "web", Profile: HTTP}}})
+		var failed []int
+		for i := range 100 {
+			resp, _, err := get(t, &http.Client{}, e.URL("web")+path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode == http.StatusServiceUnavailable {
+				failed = append(failed, i)
+			}
+		}
+		return failed
+	}
+	const path = "/_emu/probability=0.3/seed=5/status=503/seg.ts"
+	a, b := run(path), run(path)
+	if !slices.Equal(a, b) || len(a) < 10 || len(a) > 50 {
+		t.Fatalf("runs failed %v and %v, want the same ~30 of 100", a, b)
+	}
+	if capped := run("/_emu/probability=0.3/seed=5/times=3/status=503/seg.ts"); !slices.Equal(capped, a[:3]) {
+		t.Fatalf("with times=3 failed %v, want the first 3 of %v", capped, a)
+	}
+}

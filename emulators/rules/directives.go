@@ -67,6 +67,21 @@ var Directives = []Directive{
 		ps.Rule.Match.Nth, err = atoi(v)
 		return err
 	}},
+	{Name: "probability", In: InBudget, Path: "probability=P", Doc: "fire for a share P of the matching requests, chosen by seed", parse: func(ps *PathScript, v string) error {
+		p, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number between 0 and 1", v)
+		}
+		ps.Rule.Probability = p
+		return nil
+	}},
+	{Name: "seed", In: InBudget, Path: "seed=N", Doc: "which requests a probabilistic rule fires for", parse: func(ps *PathScript, v string) (err error) {
+		ps.Rule.Seed, err = strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			err = fmt.Errorf("%q is not a seed (an integer >= 0)", v)
+		}
+		return err
+	}},
 	{Name: "hold", In: InAction, Path: "hold=K | hold=NAME:K", Doc: "a barrier: wait until K requests arrived or the hold is released", parse: func(ps *PathScript, v string) (err error) {
 		ps.Rule.Action.Hold, err = parseHold(v)
 		return err
