@@ -4,7 +4,9 @@
 // Routes (all bodies JSON unless noted):
 //
 //	GET    /v1/health                  {"status":"ok"}
-//	GET    /v1/listeners               [originemu.ListenerInfo]
+//	GET    /v1/listeners               [originemu.ListenerInfo], with each one's state
+//	PUT    /v1/listeners/{name}/state  originemu.StateChange -> originemu.ListenerInfo
+//	PUT    /v1/listeners/{name}/shaping rules.Shaping ({} = none) -> originemu.ListenerInfo
 //	GET    /v1/rules                   [rules.Status]
 //	POST   /v1/rules                   one rules.Rule or an array; all or none -> 201 {"rules":[stored rules]}
 //	DELETE /v1/rules                   remove every rule -> {"deleted":N}
@@ -44,8 +46,8 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/emuapi"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
@@ -54,50 +56,21 @@ import (
 
 // Limits of the API.
 const (
-	// MaxBodyBytes bounds a request body; a larger one gets 413.
-	MaxBodyBytes = 1 << 20
-	// DefaultWaitTimeout is how long /v1/journal/wait waits without a
-	// timeout parameter.
-	DefaultWaitTimeout = 10 * time.Second
-	// MaxWaitTimeout is the longest timeout /v1/journal/wait accepts.
-	MaxWaitTimeout = 5 * time.Minute
+	MaxBodyBytes       = emuapi.MaxBodyBytes
+	DefaultWaitTimeout = emuapi.DefaultWaitTimeout
+	MaxWaitTimeout     = emuapi.MaxWaitTimeout
 )
 
-// ErrorResponse is the body of every error answer.
-type ErrorResponse struct {
-	Error string `json:"error"`
-	// Fields names each bad field or query parameter.
-	Fields []rules.FieldError `json:"fields,omitempty"`
-	// Matched and Requests are set by a /v1/journal/wait that timed out:
-	// how many requests satisfied the wait, and the matching requests.
-	Matched  *int              `json:"matched,omitempty"`
-	Requests []journal.Request `json:"requests,omitempty"`
-}
-
-// RulesResponse answers POST /v1/rules.
-type RulesResponse struct {
-	Rules []rules.Rule `json:"rules"`
-}
-
-// DeletedResponse answers DELETE /v1/rules.
-type DeletedResponse struct {
-	Deleted int `json:"deleted"`
-}
-
-// WaitResponse answers a satisfied /v1/journal/wait.
-type WaitResponse struct {
-	Requests []journal.Request `json:"requests"`
-}
-
-// ReleaseResponse answers POST /v1/holds/{name}/release.
-type ReleaseResponse struct {
-	Released int `json:"released"`
-}
-
-// HealthResponse answers GET /v1/health.
-type HealthResponse struct {
-	Status string `json:"status"`
-}
+// The answers' types, from package api (which clients import instead of
+// this server package).
+type (
+	ErrorResponse   = emuapi.ErrorResponse
+	RulesResponse   = emuapi.RulesResponse
+	DeletedResponse = emuapi.DeletedResponse
+	WaitResponse    = emuapi.WaitResponse
+	ReleaseResponse = emuapi.ReleaseResponse
+	HealthResponse  = emuapi.HealthResponse
+)
 
 // api serves the routes of one emulator.
 type api struct {
@@ -119,6 +92,8 @@ func NewHandler(e *originemu.Emulator, log *slog.Logger) http.Handler {
 	}{
 		{"GET /v1/health", a.health},
 		{"GET /v1/listeners", a.listeners},
+		{"PUT /v1/listeners/{name}/state", a.setState},
+		{"PUT /v1/listeners/{name}/shaping", a.setShaping},
 		{"GET /v1/rules", a.listRules},
 		{"POST /v1/rules", a.addRules},
 		{"DELETE /v1/rules", a.deleteRules},
@@ -276,6 +251,50 @@ func (a *api) listeners(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return ok(w, a.e.Listeners())
+}
+
+func (a *api) setState(w http.ResponseWriter, r *http.Request) error {
+	return listenerChange(a, w, r, "state change", a.e.SetListenerState)
+}
+
+func (a *api) setShaping(w http.ResponseWriter, r *http.Request) error {
+	return listenerChange(a, w, r, "shaping", a.e.SetListenerShaping)
+}
+
+// listenerChange decodes one T and applies it to the listener named in
+// the path with set.
+func listenerChange[T any](a *api, w http.ResponseWriter, r *http.Request, what string, set func(string, T) (originemu.ListenerInfo, error)) error {
+	if err := onlyParams(r); err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	if _, ok := a.e.Listener(name); !ok {
+		return errorf(http.StatusNotFound, "no listener named %q", name)
+	}
+	body, err := readBody(w, r)
+	if err != nil {
+		return err
+	}
+	if b := bytes.TrimSpace(body); len(b) > 0 && b[0] == '[' {
+		return badField("body", "want one %s object, not an array", what)
+	}
+	vs, err := decodeList[T](body, what, func(int, int) string { return "" })
+	if err != nil {
+		return err
+	}
+	li, err := set(name, vs[0])
+	if err != nil {
+		if fields, ok := rules.AsErrors(err); ok {
+			ae := errorf(http.StatusBadRequest, "invalid %s, nothing changed: %v", what, err)
+			ae.body.Fields = fields
+			return ae
+		}
+		if errors.Is(err, originemu.ErrClosed) {
+			return errorf(http.StatusServiceUnavailable, "%v", err)
+		}
+		return err
+	}
+	return ok(w, li)
 }
 
 func (a *api) listRules(w http.ResponseWriter, r *http.Request) error {

@@ -229,6 +229,20 @@ func TestBadInputs(t *testing.T) {
 		{"wrong method", "POST", "/v1/health", ``, 405, "", "POST"},
 		{"wrong method on rule", "GET", "/v1/rules/r1", ``, 405, "", "DELETE"},
 		{"unknown route", "GET", "/v1/nope", ``, 404, "", "/v1/nope"},
+		// #12 item 9: every value that becomes a response header field is
+		// refused with CR, LF or NUL in it (header injection), and JSON
+		// null is no rule (it used to add a catch-all one).
+		{"content type injection", "PUT", "/v1/objects", `{"path":"/x","contentType":"text/plain\r\nX-Evil: 1"}`, 400, "objects[0].contentType", "CR, LF or NUL"},
+		{"cache control injection", "PUT", "/v1/objects", `{"path":"/x","cacheControl":"max-age=60\nX-Evil: 1"}`, 400, "objects[0].cacheControl", "CR, LF or NUL"},
+		{"etag with NUL", "PUT", "/v1/objects", `{"path":"/x","etag":"\"a\u0000\""}`, 400, "objects[0].etag", "CR, LF or NUL"},
+		{"object header value injection", "PUT", "/v1/objects", `{"path":"/x","headers":{"X-A":"1\r\nX-Evil: 1"}}`, 400, "objects[0].headers.X-A", "CR, LF or NUL"},
+		{"object header name injection", "PUT", "/v1/objects", `{"path":"/x","headers":{"X-A: 1\r\nX-Evil":"1"}}`, 400, "objects[0].headers.X-A: 1\r\nX-Evil", "not a header name"},
+		{"rule header value injection", "POST", "/v1/rules", `{"action":{"headers":{"X-A":"1\u0000"}}}`, 400, "action.headers.X-A", "CR, LF or NUL"},
+		{"rule header name injection", "POST", "/v1/rules", `{"action":{"headers":{"X A":"1"}}}`, 400, "action.headers.X A", "not a header name"},
+		{"redirect location injection", "POST", "/v1/rules", `{"action":{"redirect":{"location":"/a\r\nX-Evil: 1"}}}`, 400, "action.redirect.location", "must be a URL"},
+		{"null rule", "POST", "/v1/rules", `null`, 400, "body", "null"},
+		{"null rule in batch", "POST", "/v1/rules", `[{"action":{"status":503}},null]`, 400, "rules[1]", "null"},
+		{"null object", "PUT", "/v1/objects", `null`, 400, "objects[0]", "null"},
 		{"body too large", "POST", "/v1/rules", `[` + strings.Repeat(`{},`, control.MaxBodyBytes/3) + `{}]`, 413, "", "larger than"},
 	}
 	for _, tt := range tests {
@@ -530,5 +544,34 @@ func TestCAPEM(t *testing.T) {
 	}
 	if !cert.Equal(f.e.CA().Certificate()) {
 		t.Error("ca.pem is not the emulator's CA")
+	}
+}
+
+// The rule table is bounded (#12 item 9): a batch that would pass the cap
+// is refused whole with an error naming the cap.
+func TestRuleCap(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	e, err := originemu.Start(t.Context(), originemu.Config{
+		Listeners: []originemu.ListenerConfig{{Name: "web", Profile: originemu.HTTP}},
+		MaxRules:  3, Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	api := httptest.NewServer(control.NewHandler(e, log))
+	t.Cleanup(api.Close)
+	f := &fixture{e: e, api: api}
+	f.callJSON(t, "POST", "/v1/rules", `[{"match":{"path":"/a"}},{"match":{"path":"/b"}}]`, 201, nil)
+	status, body := f.call(t, "POST", "/v1/rules", `[{"match":{"path":"/c"}},{"match":{"path":"/d"}}]`)
+	if status != 400 {
+		t.Fatalf("status %d, want 400: %s", status, body)
+	}
+	er := errorOf(t, body)
+	if !strings.Contains(er.Error, "at most 3 rules (maxRules)") || !slices.ContainsFunc(er.Fields, func(fe rules.FieldError) bool { return fe.Field == "rules" }) {
+		t.Fatalf("error %+v does not name the cap", er)
+	}
+	if n := len(e.Rules()); n != 2 {
+		t.Fatalf("%d rules after a refused batch, want 2", n)
 	}
 }

@@ -40,6 +40,12 @@ func decodeList[T any](body []byte, what string, prefix func(i, n int) string) (
 	var fields rules.Errors
 	for i, raw := range raws {
 		p := prefix(i, len(raws))
+		if string(bytes.TrimSpace(raw)) == "null" {
+			// Decoding null would leave the zero value: a rule that
+			// matches everything, an object without a path.
+			fields = append(fields, rules.FieldError{Field: orBody(p), Problem: fmt.Sprintf("is null: want a %s object", what)})
+			continue
+		}
 		if es := fielderr.CheckJSON(raw, reflect.TypeFor[T](), p, "body"); len(es) > 0 {
 			fields = append(fields, es...)
 			continue

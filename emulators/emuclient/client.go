@@ -26,10 +26,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgeconform/edgeconform/emulators/control"
+	"github.com/edgeconform/edgeconform/emulators/emuapi"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
-	"github.com/edgeconform/edgeconform/emulators/originemu"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 )
 
@@ -55,10 +54,10 @@ type Option func(*Client)
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
 
 // WithPollTimeout sets how long one long-poll of WaitRequests or WaitEnded
-// may last (DefaultPollTimeout otherwise; at most control.MaxWaitTimeout).
+// may last (DefaultPollTimeout otherwise; at most emuapi.MaxWaitTimeout).
 // The waits poll again until their context ends.
 func WithPollTimeout(d time.Duration) Option {
-	return func(c *Client) { c.poll = min(max(d, time.Millisecond), control.MaxWaitTimeout) }
+	return func(c *Client) { c.poll = min(max(d, time.Millisecond), emuapi.MaxWaitTimeout) }
 }
 
 // New returns a client for the API at baseURL (e.g. "http://127.0.0.1:9000").
@@ -160,10 +159,10 @@ func (c *Client) do(ctx context.Context, op, method, path string, query url.Valu
 
 // readAPIError turns an unsuccessful answer into an *APIError; if body is
 // not nil it also receives the decoded error answer.
-func readAPIError(resp *http.Response, body *control.ErrorResponse) *APIError {
+func readAPIError(resp *http.Response, body *emuapi.ErrorResponse) *APIError {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	ae := &APIError{Status: resp.StatusCode}
-	var er control.ErrorResponse
+	var er emuapi.ErrorResponse
 	if err := json.Unmarshal(b, &er); err == nil && er.Error != "" {
 		ae.Message, ae.Fields = er.Error, er.Fields
 	} else {
@@ -177,7 +176,7 @@ func readAPIError(resp *http.Response, body *control.ErrorResponse) *APIError {
 
 // Health checks that the API answers.
 func (c *Client) Health(ctx context.Context) error {
-	var h control.HealthResponse
+	var h emuapi.HealthResponse
 	if err := c.call(ctx, "checking health", http.MethodGet, "/v1/health", nil, nil, &h, http.StatusOK); err != nil {
 		return err
 	}
@@ -188,24 +187,42 @@ func (c *Client) Health(ctx context.Context) error {
 }
 
 // Listeners lists the emulator's listeners in configuration order.
-func (c *Client) Listeners(ctx context.Context) ([]originemu.ListenerInfo, error) {
-	var ls []originemu.ListenerInfo
+func (c *Client) Listeners(ctx context.Context) ([]emuapi.ListenerInfo, error) {
+	var ls []emuapi.ListenerInfo
 	err := c.call(ctx, "listing listeners", http.MethodGet, "/v1/listeners", nil, nil, &ls, http.StatusOK)
 	return ls, err
 }
 
 // Listener describes the named listener; an error if there is none.
-func (c *Client) Listener(ctx context.Context, name string) (originemu.ListenerInfo, error) {
+func (c *Client) Listener(ctx context.Context, name string) (emuapi.ListenerInfo, error) {
 	ls, err := c.Listeners(ctx)
 	if err != nil {
-		return originemu.ListenerInfo{}, err
+		return emuapi.ListenerInfo{}, err
 	}
 	for _, l := range ls {
 		if l.Name == name {
 			return l, nil
 		}
 	}
-	return originemu.ListenerInfo{}, fmt.Errorf("looking up listener %q: the emulator has no such listener", name)
+	return emuapi.ListenerInfo{}, fmt.Errorf("looking up listener %q: the emulator has no such listener", name)
+}
+
+// SetListenerState switches the named listener at runtime (refuse,
+// blackhole, syn-drop, a TLS fault, or back to serving), now or for
+// ch.For, and returns its new description.
+func (c *Client) SetListenerState(ctx context.Context, name string, ch emuapi.StateChange) (emuapi.ListenerInfo, error) {
+	var li emuapi.ListenerInfo
+	err := c.call(ctx, fmt.Sprintf("setting the state of listener %q", name), http.MethodPut, "/v1/listeners/"+url.PathEscape(name)+"/state", nil, ch, &li, http.StatusOK)
+	return li, err
+}
+
+// SetListenerShaping changes the shaping of the named listener's
+// connections (bandwidth, latency, slices, slow close, byte cap); the zero
+// Shaping removes it.
+func (c *Client) SetListenerShaping(ctx context.Context, name string, sh rules.Shaping) (emuapi.ListenerInfo, error) {
+	var li emuapi.ListenerInfo
+	err := c.call(ctx, fmt.Sprintf("setting the shaping of listener %q", name), http.MethodPut, "/v1/listeners/"+url.PathEscape(name)+"/shaping", nil, sh, &li, http.StatusOK)
+	return li, err
 }
 
 // AddRules adds rules, all or none, and returns them as stored (with ids).
@@ -213,7 +230,7 @@ func (c *Client) AddRules(ctx context.Context, rs ...rules.Rule) ([]rules.Rule, 
 	if rs == nil {
 		rs = []rules.Rule{}
 	}
-	var out control.RulesResponse
+	var out emuapi.RulesResponse
 	err := c.call(ctx, "adding rules", http.MethodPost, "/v1/rules", nil, rs, &out, http.StatusCreated)
 	return out.Rules, err
 }
@@ -232,7 +249,7 @@ func (c *Client) DeleteRule(ctx context.Context, id string) error {
 
 // DeleteRules removes every rule and returns how many there were.
 func (c *Client) DeleteRules(ctx context.Context) (int, error) {
-	var out control.DeletedResponse
+	var out emuapi.DeletedResponse
 	err := c.call(ctx, "deleting rules", http.MethodDelete, "/v1/rules", nil, nil, &out, http.StatusOK)
 	return out.Deleted, err
 }
@@ -333,13 +350,13 @@ func (c *Client) poll1(ctx context.Context, op string, v url.Values) (reqs []jou
 	defer resp.Body.Close()
 	switch resp.StatusCode {
 	case http.StatusOK:
-		var out control.WaitResponse
+		var out emuapi.WaitResponse
 		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 			return nil, false, fmt.Errorf("%s: decoding the answer: %w", op, err)
 		}
 		return out.Requests, true, nil
 	case http.StatusRequestTimeout:
-		var body control.ErrorResponse
+		var body emuapi.ErrorResponse
 		ae := readAPIError(resp, &body)
 		if body.Matched == nil {
 			return nil, false, fmt.Errorf("%s: %w", op, ae)
@@ -377,8 +394,8 @@ func describe(q journal.Query) string {
 }
 
 // Holds lists the barriers that have requests waiting.
-func (c *Client) Holds(ctx context.Context) ([]originemu.HoldStatus, error) {
-	var out []originemu.HoldStatus
+func (c *Client) Holds(ctx context.Context) ([]emuapi.HoldStatus, error) {
+	var out []emuapi.HoldStatus
 	err := c.call(ctx, "listing holds", http.MethodGet, "/v1/holds", nil, nil, &out, http.StatusOK)
 	return out, err
 }
@@ -386,7 +403,7 @@ func (c *Client) Holds(ctx context.Context) ([]originemu.HoldStatus, error) {
 // Release lets every request waiting at the named hold go and returns how
 // many there were.
 func (c *Client) Release(ctx context.Context, name string) (int, error) {
-	var out control.ReleaseResponse
+	var out emuapi.ReleaseResponse
 	err := c.call(ctx, fmt.Sprintf("releasing hold %q", name), http.MethodPost, "/v1/holds/"+url.PathEscape(name)+"/release", nil, nil, &out, http.StatusOK)
 	return out.Released, err
 }
@@ -408,7 +425,7 @@ func (c *Client) CAPEM(ctx context.Context) ([]byte, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s: %w", op, readAPIError(resp, nil))
 	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, control.MaxBodyBytes))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, emuapi.MaxBodyBytes))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}

@@ -391,3 +391,61 @@ func TestTransportErrors(t *testing.T) {
 		t.Errorf("non-API answer: %v", err)
 	}
 }
+
+// #16 item 2 through the control API: refuse for a while, see the state in
+// the listener list, then serving again when the duration ends.
+func TestSetListenerState(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	li, err := f.c.SetListenerState(ctx, "web", originemu.StateChange{State: originemu.Refuse, For: rules.Duration(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if li.State != originemu.Refuse || li.Profile != originemu.HTTP || li.Until.IsZero() {
+		t.Fatalf("answer %+v", li)
+	}
+	listed, err := f.c.Listener(ctx, "web")
+	if err != nil || listed.State != originemu.Refuse {
+		t.Fatalf("listed %+v, %v", listed, err)
+	}
+	if _, err := f.http.Get(f.e.URL("web") + "/x"); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("while refusing: %v", err)
+	}
+	ctx2, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := f.e.Journal().WaitEvents(ctx2, "web", 2); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := f.c.Journal(ctx, journal.Query{Listener: "web"})
+	if err != nil || len(snap.Events) != 2 || snap.Events[1].Cause != "timer" || snap.Events[1].To != "http" {
+		t.Fatalf("journal events %+v, %v", snap.Events, err)
+	}
+	if st := f.get(t, "/x"); st != 200 {
+		t.Fatalf("after the outage: %d", st)
+	}
+	_, err = f.c.SetListenerState(ctx, "web", originemu.StateChange{State: "sideways"})
+	var ae *emuclient.APIError
+	if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(err.Error(), `state: unknown profile "sideways"`) {
+		t.Fatalf("bad state: %v", err)
+	}
+	if _, err := f.c.SetListenerState(ctx, "nope", originemu.StateChange{State: originemu.Refuse}); !emuclient.IsNotFound(err) {
+		t.Fatalf("unknown listener: %v", err)
+	}
+}
+
+func TestSetListenerShaping(t *testing.T) {
+	f := newFixture(t)
+	li, err := f.c.SetListenerShaping(t.Context(), "web", rules.Shaping{Latency: rules.Duration(200 * time.Millisecond)})
+	if err != nil || li.Shaping == nil || li.Shaping.Latency.D() != 200*time.Millisecond {
+		t.Fatalf("%+v %v", li, err)
+	}
+	start := time.Now()
+	if st := f.get(t, "/x"); st != 200 || time.Since(start) < 200*time.Millisecond {
+		t.Fatalf("status %d after %s, want 200 after >= 200ms", st, time.Since(start))
+	}
+	_, err = f.c.SetListenerShaping(t.Context(), "web", rules.Shaping{Bandwidth: -5})
+	var ae *emuclient.APIError
+	if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(err.Error(), "shaping.bandwidth") {
+		t.Fatalf("bad shaping: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/fault"
 	"github.com/edgeconform/edgeconform/emulators/wire"
 )
 
@@ -32,16 +33,19 @@ type Conn struct {
 	CloseReason string    `json:"closeReason,omitempty"`
 }
 
-// How a request's exchange ended.
+// How a request's exchange ended: the names of package fault's Ends (the
+// field stays a plain string, so JSON and callers comparing with string
+// literals are unchanged).
 const (
-	EndPending    = ""            // still running
-	EndComplete   = "complete"    // the whole response was sent
-	EndTruncated  = "truncated"   // connection closed short of the declared body
-	EndReset      = "reset"       // TCP reset by a rule
-	EndRSTStream  = "rst_stream"  // h2 RST_STREAM by a rule
-	EndGoAway     = "goaway"      // h2 GOAWAY by a rule
-	EndClientGone = "client_gone" // the client went away first
-	EndError      = "error"       // writing to the client failed, or a rule could not run
+	EndPending    = string(fault.Pending)    // still running
+	EndComplete   = string(fault.Complete)   // the whole response was sent
+	EndTruncated  = string(fault.Truncated)  // connection closed short of the declared body
+	EndReset      = string(fault.Reset)      // TCP reset by a rule
+	EndRSTStream  = string(fault.RSTStream)  // h2 RST_STREAM by a rule
+	EndGoAway     = string(fault.GoAway)     // h2 GOAWAY by a rule
+	EndStalled    = string(fault.Stalled)    // a stall rule held the connection until the client went
+	EndClientGone = string(fault.ClientGone) // the client went away first
+	EndError      = string(fault.Error)      // writing to the client failed, or a rule could not run
 )
 
 // Request is one request and what the emulator did with it.
@@ -64,6 +68,27 @@ type Request struct {
 	End       string             `json:"end"`
 	Ended     time.Time          `json:"ended,omitzero"`
 	Note      string             `json:"note,omitempty"`
+	// Upstream is what a proxy backend's upstream answered.
+	Upstream *Upstream `json:"upstream,omitempty"`
+}
+
+// ListenerEvent is a change of a listener's state at runtime: what it did
+// before and after, when, and what happened to its open connections.
+type ListenerEvent struct {
+	Seq      uint64    `json:"seq"`
+	Listener string    `json:"listener"`
+	At       time.Time `json:"at"`
+	From     string    `json:"from"`
+	To       string    `json:"to"`
+	// For is how long the new state lasts ("" until changed again); the
+	// change back is an event of its own, Cause "timer".
+	For string `json:"for,omitempty"`
+	// Existing is what happened to the open connections: keep, reset or
+	// stall; Affected is how many were reset or stalled.
+	Existing string `json:"existing,omitempty"`
+	Affected int    `json:"affected,omitempty"`
+	Cause    string `json:"cause"` // "api" (a call), "timer" (a For ran out)
+	Note     string `json:"note,omitempty"`
 }
 
 // Query selects records. Zero fields select everything.
@@ -90,6 +115,9 @@ type Snapshot struct {
 	// Conns are the connections of the selected listener; with a
 	// PathPrefix, only those that carried a selected request.
 	Conns []Conn `json:"conns"`
+	// Events are the listener state changes (of the selected listener),
+	// oldest first.
+	Events []ListenerEvent `json:"events"`
 	// Dropped counts records pushed out of the rings since the last reset.
 	Dropped uint64 `json:"dropped"`
 }
@@ -100,6 +128,8 @@ type Journal struct {
 	capacity int
 	conns    ring[Conn]
 	reqs     ring[Request]
+	events   ring[ListenerEvent]
+	eventSeq uint64
 	nextSeq  uint64
 	dropped  uint64
 	changed  chan struct{} // closed and replaced on every change
@@ -115,7 +145,67 @@ func New(capacity int) *Journal {
 		capacity: capacity,
 		conns:    newRing[Conn](capacity),
 		reqs:     newRing[Request](capacity),
+		events:   newRing[ListenerEvent](capacity),
 		changed:  make(chan struct{}),
+	}
+}
+
+// ListenerChanged records a listener's state change and returns its
+// sequence number.
+func (j *Journal) ListenerChanged(ev ListenerEvent) uint64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.eventSeq++
+	ev.Seq = j.eventSeq
+	if j.events.push(ev) {
+		j.dropped++
+	}
+	j.notifyLocked()
+	return ev.Seq
+}
+
+// Events returns the listener state changes of listener ("" for all),
+// oldest first.
+func (j *Journal) Events(listener string) []ListenerEvent {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.eventsLocked(listener)
+}
+
+func (j *Journal) eventsLocked(listener string) []ListenerEvent {
+	out := []ListenerEvent{}
+	j.events.each(func(e *ListenerEvent) bool {
+		if listener == "" || e.Listener == listener {
+			out = append(out, *e)
+		}
+		return true
+	})
+	return out
+}
+
+// WaitEvents blocks until at least n state changes of listener ("" for
+// all) are recorded and returns them, or ctx's error with those so far.
+func (j *Journal) WaitEvents(ctx context.Context, listener string, n int) ([]ListenerEvent, error) {
+	return waitFor(ctx, j, func() []ListenerEvent { return j.eventsLocked(listener) },
+		func(evs []ListenerEvent) bool { return len(evs) >= n })
+}
+
+// waitFor re-reads get (under j.mu) on every change until done says yes,
+// or ctx ends (then with what get read last).
+func waitFor[T any](ctx context.Context, j *Journal, get func() T, done func(T) bool) (T, error) {
+	for {
+		j.mu.Lock()
+		v := get()
+		ch := j.changed
+		j.mu.Unlock()
+		if done(v) {
+			return v, nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return v, ctx.Err()
+		}
 	}
 }
 
@@ -178,7 +268,7 @@ func (j *Journal) Query(q Query) Snapshot {
 }
 
 func (j *Journal) queryLocked(q Query) Snapshot {
-	s := Snapshot{Requests: []Request{}, Conns: []Conn{}, Dropped: j.dropped}
+	s := Snapshot{Requests: []Request{}, Conns: []Conn{}, Events: j.eventsLocked(q.Listener), Dropped: j.dropped}
 	used := map[uint64]bool{}
 	j.reqs.each(func(r *Request) bool {
 		if !q.Matches(r) {
@@ -186,6 +276,11 @@ func (j *Journal) queryLocked(q Query) Snapshot {
 		}
 		c := *r
 		c.Headers = append([]wire.HeaderField(nil), r.Headers...)
+		if r.Upstream != nil {
+			u := *r.Upstream
+			u.Headers = append([]wire.HeaderField(nil), u.Headers...)
+			c.Upstream = &u
+		}
 		s.Requests = append(s.Requests, c)
 		used[r.ConnID] = true
 		return q.Limit <= 0 || len(s.Requests) < q.Limit
@@ -240,20 +335,8 @@ func (j *Journal) WaitConns(ctx context.Context, q Query, n int, match func(*Con
 
 func (j *Journal) wait(ctx context.Context, q Query, done func(Snapshot) bool) ([]Request, error) {
 	q.Limit = 0
-	for {
-		j.mu.Lock()
-		s := j.queryLocked(q)
-		ch := j.changed
-		j.mu.Unlock()
-		if done(s) {
-			return s.Requests, nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return s.Requests, ctx.Err()
-		}
-	}
+	s, err := waitFor(ctx, j, func() Snapshot { return j.queryLocked(q) }, done)
+	return s.Requests, err
 }
 
 // Reset forgets every record. Sequence numbers keep growing, so a waiter's
@@ -263,6 +346,7 @@ func (j *Journal) Reset() {
 	defer j.mu.Unlock()
 	j.conns = newRing[Conn](j.capacity)
 	j.reqs = newRing[Request](j.capacity)
+	j.events = newRing[ListenerEvent](j.capacity)
 	j.dropped = 0
 	j.notifyLocked()
 }
@@ -322,5 +406,30 @@ func WithAnnotator(ctx context.Context, note func(string)) context.Context {
 func Annotate(ctx context.Context, note string) {
 	if f, ok := ctx.Value(annotatorKey{}).(func(string)); ok {
 		f(note)
+	}
+}
+
+// Upstream is what a proxy backend's upstream answered for a request.
+type Upstream struct {
+	URL     string             `json:"url"`
+	Host    string             `json:"host"`
+	Status  int                `json:"status,omitempty"`
+	Headers []wire.HeaderField `json:"headers,omitempty"` // sorted by name
+	Error   string             `json:"error,omitempty"`   // no answer: why
+}
+
+type upstreamKey struct{}
+
+// WithUpstreamRecorder returns a context whose RecordUpstream calls reach
+// record (the emulator gives one to each request's handler).
+func WithUpstreamRecorder(ctx context.Context, record func(Upstream)) context.Context {
+	return context.WithValue(ctx, upstreamKey{}, record)
+}
+
+// RecordUpstream sets the upstream answer on the journal record of the
+// request ctx belongs to; without a recorder it does nothing.
+func RecordUpstream(ctx context.Context, u Upstream) {
+	if f, ok := ctx.Value(upstreamKey{}).(func(Upstream)); ok {
+		f(u)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/synth"
+	"golang.org/x/net/http/httpguts"
 )
 
 // DefaultSize is the size of a synthetic object nobody configured.
@@ -72,15 +73,40 @@ func (s *Spec) Validate(prefix string) error {
 			add("lastModified", "%v", err)
 		}
 	}
-	if s.ETag != nil && strings.ContainsAny(*s.ETag, "\r\n") {
-		add("etag", "must not contain CR or LF")
+	// Each of these becomes a response header field: CR, LF or NUL in one
+	// would let a caller inject header fields or split the response.
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"etag", s.ETag}, {"cacheControl", &s.CacheControl}, {"contentType", &s.ContentType}} {
+		if f.v != nil && BadValue(*f.v) {
+			add(f.name, "must not contain CR, LF or NUL, got %q", *f.v)
+		}
 	}
 	for name, v := range s.Headers {
-		if strings.ContainsAny(name+v, "\r\n\x00") || name == "" {
-			add("headers."+name, "bad header name or value")
+		if p := HeaderProblem(name, v); p != "" {
+			add("headers."+name, "%s", p)
 		}
 	}
 	return l.Err()
+}
+
+// BadValue reports whether v cannot be sent as a header field value as
+// is: CR or LF would end the field (header injection, response
+// splitting) and NUL is never allowed (RFC 9110 section 5.5).
+func BadValue(v string) bool { return strings.ContainsAny(v, "\r\n\x00") }
+
+// HeaderProblem says what is wrong with a header field to be sent, or ""
+// when nothing is: the name must be an RFC 9110 token, the value must pass
+// BadValue.
+func HeaderProblem(name, value string) string {
+	switch {
+	case !httpguts.ValidHeaderFieldName(name):
+		return fmt.Sprintf("%q is not a header name (an RFC 9110 token)", name)
+	case BadValue(value):
+		return fmt.Sprintf("value must not contain CR, LF or NUL, got %q", value)
+	}
+	return ""
 }
 
 func parseTime(v string) (time.Time, error) {

@@ -201,7 +201,7 @@ func TestStall(t *testing.T) {
 				t.Fatal("read after cancel returned no error")
 			}
 			reqs := waitEnded(t, e, q, 1)
-			if reqs[0].End != journal.EndClientGone || !strings.Contains(reqs[0].Note, "stalled after 100") {
+			if reqs[0].End != journal.EndStalled || !strings.Contains(reqs[0].Note, "stalled after 100") {
 				t.Fatalf("journal: %+v", reqs[0])
 			}
 		})

@@ -15,7 +15,7 @@ import (
 func (e *Emulator) Listeners() []ListenerInfo {
 	out := make([]ListenerInfo, len(e.listeners))
 	for i, l := range e.listeners {
-		out[i] = l.ListenerInfo
+		out[i] = e.info(l)
 	}
 	return out
 }
@@ -26,7 +26,7 @@ func (e *Emulator) Listener(name string) (ListenerInfo, bool) {
 	if !ok {
 		return ListenerInfo{}, false
 	}
-	return l.ListenerInfo, true
+	return e.info(l), true
 }
 
 // URL is the base URL of the named listener ("" if there is none).

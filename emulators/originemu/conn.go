@@ -24,12 +24,14 @@ func (e *Emulator) runConn(l *listener, c net.Conn, info *wire.ConnInfo) string 
 		wire.ResetConn(c)
 		return fmt.Sprintf("denied: %s is not in the allow-list", addrString(info.Peer))
 	}
+	// The state when the connection arrived decides how it is handled.
+	state, tlsCfg := l.st.current()
 	switch {
-	case l.Profile == Blackhole:
+	case state == Blackhole:
 		e.openConn(info)
 		return blackhole(c)
-	case l.Profile.TLS():
-		tc, err := e.handshake(l, c, info)
+	case state.TLS():
+		tc, err := e.handshake(state, tlsCfg, c, info)
 		e.openConn(info)
 		if err != nil {
 			c.Close()
@@ -39,7 +41,7 @@ func (e *Emulator) runConn(l *listener, c net.Conn, info *wire.ConnInfo) string 
 	default:
 		e.openConn(info)
 	}
-	if info.ALPN == "h2" || l.Profile == H2C {
+	if info.ALPN == "h2" || state == H2C {
 		return e.h2.ServeConn(e.ctx, c, info)
 	}
 	return e.http1.ServeConn(e.ctx, c, info)
@@ -73,9 +75,9 @@ func (l *listener) allowed(peer net.Addr) bool {
 
 // handshake runs the TLS handshake, recording what the client offered even
 // when the handshake fails.
-func (e *Emulator) handshake(l *listener, c net.Conn, info *wire.ConnInfo) (*tls.Conn, error) {
-	cfg := l.tls.Clone()
-	strictH2 := l.Profile == H2
+func (e *Emulator) handshake(state Profile, tlsCfg *tls.Config, c net.Conn, info *wire.ConnInfo) (*tls.Conn, error) {
+	cfg := tlsCfg.Clone()
+	strictH2 := state == H2
 	cfg.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 		info.SNI = hello.ServerName
 		info.OfferedALPN = slices.Clone(hello.SupportedProtos)
@@ -101,7 +103,7 @@ var hostNames = []string{"localhost", "127.0.0.1", "::1"}
 
 // tlsConfig builds the listener's TLS configuration.
 func (e *Emulator) tlsConfig(lc ListenerConfig) (*tls.Config, error) {
-	cfg := &tls.Config{NextProtos: lc.Profile.alpn(), MinVersion: tls.VersionTLS12}
+	cfg := &tls.Config{NextProtos: alpn(lc.Profile), MinVersion: tls.VersionTLS12}
 	certFile, keyFile := lc.CertFile, lc.KeyFile
 	if certFile == "" && keyFile == "" {
 		certFile, keyFile = e.cfg.CertFile, e.cfg.KeyFile

@@ -26,8 +26,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/emuapi"
+	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
+	"github.com/edgeconform/edgeconform/emulators/proxy"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/emulators/testca"
 	"github.com/edgeconform/edgeconform/emulators/wire"
@@ -46,6 +49,9 @@ type Config struct {
 	// real CDN that checks public certificates can reach the emulator.
 	CertFile string `json:"certFile,omitempty"`
 	KeyFile  string `json:"keyFile,omitempty"`
+	// MaxRules bounds the rule table (0 means rules.DefaultMaxRules,
+	// 10,000); adding rules beyond it is refused with an error naming it.
+	MaxRules int `json:"maxRules,omitempty"`
 	// Objects and Rules are loaded at start.
 	Objects []objects.Spec `json:"objects,omitempty"`
 	Rules   []rules.Rule   `json:"rules,omitempty"`
@@ -71,15 +77,17 @@ type ListenerConfig struct {
 	// Rules still fire around it (hold, delay, faults, header shaping), and
 	// it can add notes to the journal with journal.Annotate.
 	Backend http.Handler `json:"-"`
+	// Proxy, if set, makes the backend a proxy to an upstream origin
+	// (package proxy): rules, holds and the journal apply around it, and
+	// each request's journal record has what the upstream answered.
+	Proxy *proxy.Config `json:"proxy,omitempty"`
+	// Shaping, if set, slows every connection down (bandwidth, latency,
+	// slices, slow close, a byte cap); SetListenerShaping changes it.
+	Shaping *rules.Shaping `json:"shaping,omitempty"`
 }
 
-// ListenerInfo describes a running listener.
-type ListenerInfo struct {
-	Name    string  `json:"name"`
-	Profile Profile `json:"profile"`
-	Addr    string  `json:"addr"`
-	URL     string  `json:"url"`
-}
+// ListenerInfo describes a running listener (emuapi.ListenerInfo).
+type ListenerInfo = emuapi.ListenerInfo
 
 // Emulator is a running set of listeners sharing rules, objects, holds and a
 // journal.
@@ -107,12 +115,11 @@ type Emulator struct {
 }
 
 type listener struct {
-	ListenerInfo
-	backend http.Handler
-	allow   []netip.Prefix
-	ln      net.Listener // serving profiles and blackhole
-	raw     *rawSocket   // refuse and syn-drop
-	tls     *tls.Config
+	ListenerInfo // Name, Profile, Addr and URL; fixed once bound
+	cfg          ListenerConfig
+	backend      http.Handler
+	allow        []netip.Prefix
+	st           listenerState // what it does now, and its sockets
 }
 
 // New checks cfg and prepares an emulator; Start binds its listeners.
@@ -138,6 +145,10 @@ func New(cfg Config) (*Emulator, error) {
 		byName:  map[string]*listener{},
 	}
 	e.rules = rules.NewTable(e.checkRule)
+	if cfg.MaxRules < 0 {
+		return nil, fmt.Errorf("emulator config: maxRules: must be >= 0 (0 = %d), got %d", rules.DefaultMaxRules, cfg.MaxRules)
+	}
+	e.rules.SetMax(cfg.MaxRules)
 	if err := e.prepareListeners(); err != nil {
 		return nil, err
 	}
@@ -168,14 +179,35 @@ func (e *Emulator) prepareListeners() error {
 	var problems []string
 	for i, lc := range e.cfg.Listeners {
 		field := fmt.Sprintf("listeners[%d]", i)
-		l := &listener{ListenerInfo: ListenerInfo{Name: lc.Name, Profile: lc.Profile, Addr: lc.Addr}, backend: lc.Backend}
+		l := &listener{ListenerInfo: ListenerInfo{Name: lc.Name, Profile: lc.Profile, Addr: lc.Addr}, cfg: lc, backend: lc.Backend}
+		l.st.tlsFor = map[Profile]*tls.Config{}
+		l.st.conns = map[*liveConn]struct{}{}
 		switch {
 		case lc.Name == "":
 			problems = append(problems, field+".name: required")
 		case e.byName[lc.Name] != nil:
 			problems = append(problems, fmt.Sprintf("%s.name: %q is used twice", field, lc.Name))
 		}
-		if !lc.Profile.valid() {
+		if lc.Proxy != nil {
+			if lc.Backend != nil {
+				problems = append(problems, field+".proxy: cannot be set together with a Backend")
+			} else if err := lc.Proxy.Validate(field + ".proxy"); err != nil {
+				problems = append(problems, err.Error())
+			} else if p, err := proxy.New(*lc.Proxy, e.log); err != nil {
+				problems = append(problems, fmt.Sprintf("%s.proxy: %v", field, err))
+			} else {
+				l.backend = p
+			}
+		}
+		if lc.Shaping != nil {
+			var errs fielderr.List
+			lc.Shaping.Check(&errs, field+".shaping", false)
+			if err := errs.Err(); err != nil {
+				problems = append(problems, err.Error())
+			}
+			l.st.shaping = *lc.Shaping
+		}
+		if !lc.Profile.Valid() {
 			problems = append(problems, field+".profile: "+errUnknownProfile(lc.Profile).Error())
 		}
 		if l.Addr == "" {
@@ -193,7 +225,7 @@ func (e *Emulator) prepareListeners() error {
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %v", field, err))
 			}
-			l.tls = cfg
+			l.st.tlsFor[lc.Profile] = cfg
 		}
 		e.listeners = append(e.listeners, l)
 		if lc.Name != "" {
@@ -239,44 +271,34 @@ func (e *Emulator) Start(ctx context.Context) error {
 	return nil
 }
 
+// bind reserves the listener's port with its keeper socket and enters its
+// initial state.
 func (e *Emulator) bind(l *listener) error {
-	var err error
-	switch l.Profile {
-	case Refuse:
-		l.raw, err = bindSocket(l.Addr)
-	case SYNDrop:
-		l.raw, err = synDropSocket(e.ctx, l.Addr)
-	default:
-		l.ln, err = (&net.ListenConfig{}).Listen(e.ctx, "tcp", l.Addr)
-	}
+	l.st.done = e.ctx.Done()
+	// The keeper shares its port (SO_REUSEPORT) with the listening sockets
+	// of the states; first make sure nobody else serves on it, or a second
+	// emulator given the same address would silently share it.
+	probe, err := net.Listen("tcp", l.Addr)
 	if err != nil {
 		return err
 	}
-	addr := l.raw.addrOr(l.ln)
-	l.Addr = addr.String()
+	probe.Close()
+	keeper, err := bindSocket(l.Addr)
+	if err != nil {
+		return err
+	}
+	l.st.keeper = keeper
+	l.Addr = keeper.addr.String()
 	l.URL = fmt.Sprintf("%s://%s", l.Profile.Scheme(), l.Addr)
-	if l.ln != nil {
-		e.wg.Add(1)
-		go e.acceptLoop(l)
-	}
-	return nil
-}
-
-func (s *rawSocket) addrOr(ln net.Listener) net.Addr {
-	if s != nil {
-		return s.addr
-	}
-	return ln.Addr()
+	l.st.mu.Lock()
+	defer l.st.mu.Unlock()
+	l.st.since = time.Now()
+	return e.enter(l, l.Profile)
 }
 
 func (e *Emulator) closeListeners() {
 	for _, l := range e.listeners {
-		if l.ln != nil {
-			l.ln.Close()
-		}
-		if l.raw != nil {
-			l.raw.close()
-		}
+		l.st.stop()
 	}
 }
 
@@ -290,14 +312,21 @@ func (e *Emulator) Close() error {
 		e.closeListeners()
 		e.holds.releaseAll()
 		e.wg.Wait()
+		for _, l := range e.listeners {
+			if p, ok := l.backend.(*proxy.Proxy); ok {
+				p.Close()
+			}
+		}
 	})
 	return nil
 }
 
-func (e *Emulator) acceptLoop(l *listener) {
+// acceptLoop serves one listening socket of l until it is closed (by a
+// state change or Close).
+func (e *Emulator) acceptLoop(l *listener, ln net.Listener) {
 	defer e.wg.Done()
 	for {
-		c, err := l.ln.Accept()
+		c, err := ln.Accept()
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) && e.ctx.Err() == nil {
 				e.log.Error("originemu accept failed", "listener", l.Name, "err", err)
@@ -317,6 +346,12 @@ func (e *Emulator) serveConn(l *listener, c net.Conn) {
 	info := &wire.ConnInfo{
 		ID: e.connSeq.Add(1), Listener: l.Name,
 		Peer: c.RemoteAddr(), Local: c.LocalAddr(), Opened: time.Now(),
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		lc := newLiveConn(tc, &l.st)
+		l.st.track(lc)
+		defer l.st.untrack(lc)
+		c = lc
 	}
 	// End the connection when the emulator stops, whatever it is doing.
 	stop := context.AfterFunc(e.ctx, func() { c.Close() })

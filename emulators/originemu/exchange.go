@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/fault"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/rules"
@@ -31,6 +32,9 @@ func (e *Emulator) ServeWire(w wire.ResponseWriter, r *wire.Request) {
 	x := &exchange{e: e, w: w, r: r, seq: seq}
 	// Code serving the request (a backend) may add to its journal note.
 	x.ctx = journal.WithAnnotator(r.Context(), func(note string) { x.notef("%s", note) })
+	x.ctx = journal.WithUpstreamRecorder(x.ctx, func(u journal.Upstream) {
+		e.journal.Update(seq, func(q *journal.Request) { q.Upstream = &u })
+	})
 	x.r.Request = x.r.Request.WithContext(x.ctx)
 	x.run()
 	e.journal.Update(seq, func(q *journal.Request) {
@@ -80,12 +84,12 @@ func (x *exchange) run() {
 		x.end = journal.EndClientGone
 		return
 	}
-	kind, cut := a.Ends()
+	end, cut := a.Ends()
 	if cut != nil && cut.Before() {
-		x.cut(kind, cut)
+		x.cut(end, cut)
 		return
 	}
-	s := &shaper{x: x, a: a, kind: kind, cut: cut}
+	s := &shaper{x: x, a: a, end: end, cut: cut}
 	backend := x.e.backend(x.r.Conn.Listener)
 	switch {
 	case a.Redirect != nil:
@@ -253,41 +257,29 @@ func bodyAllowed(status int) bool {
 	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }
 
-// cut ends the exchange abnormally now.
-func (x *exchange) cut(kind string, c *rules.Cut) {
+// cut ends the exchange abnormally now, as the end directive d says.
+func (x *exchange) cut(d *rules.Directive, c *rules.Cut) {
 	var err error
-	switch kind {
-	case "stall":
+	switch d.End {
+	case fault.Stalled:
 		err = x.w.Flush()
 		if err == nil {
 			<-x.ctx.Done()
 		}
 		x.notef("stalled after %d body bytes", x.w.BodyBytes())
-		x.end = journal.EndClientGone
+		x.end = string(fault.Stalled)
 		return
-	case "truncate":
-		err = x.w.Abort(wire.AbortClose, 0)
-		x.end = journal.EndTruncated
-	case "reset":
-		err = x.w.Abort(wire.AbortReset, 0)
-		x.end = journal.EndReset
-	case "rstStream":
-		err = x.w.Abort(wire.AbortRSTStream, h2Code(c.Code, "INTERNAL_ERROR"))
-		x.end = journal.EndRSTStream
-	case "goAway":
-		err = x.w.Abort(wire.AbortGoAway, h2Code(c.Code, "NO_ERROR"))
-		x.end = journal.EndGoAway
+	default: // an abort the wire servers make
+		code := c.Code
+		if code == "" {
+			code = d.DefaultCode
+		}
+		h2code, _ := rules.H2Code(code)
+		err = x.w.Abort(d.End, h2code)
+		x.end = string(d.End)
 	}
-	x.notef("%s after %d body bytes", kind, x.w.BodyBytes())
+	x.notef("%s after %d body bytes", d.Name, x.w.BodyBytes())
 	if err != nil && !errors.Is(err, wire.ErrAborted) {
 		x.notef("abort: %v", err)
 	}
-}
-
-func h2Code(name, def string) uint32 {
-	if name == "" {
-		name = def
-	}
-	code, _ := rules.H2Code(name)
-	return code
 }

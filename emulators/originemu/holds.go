@@ -2,6 +2,8 @@ package originemu
 
 import (
 	"context"
+
+	"github.com/edgeconform/edgeconform/emulators/emuapi"
 	"sort"
 	"sync"
 	"time"
@@ -11,12 +13,8 @@ import (
 // timeout: a forgotten barrier cannot hang a test forever.
 const DefaultHoldTimeout = 60 * time.Second
 
-// HoldStatus is a barrier with the requests waiting at it.
-type HoldStatus struct {
-	Name    string `json:"name"`
-	Waiting int    `json:"waiting"`
-	Count   int    `json:"count"` // releases at this many; 0 = only explicitly
-}
+// HoldStatus is a barrier with the requests waiting at it (emuapi.HoldStatus).
+type HoldStatus = emuapi.HoldStatus
 
 // holds are named barriers. A generation of a barrier opens when its first
 // request arrives and is released as a whole, after which the name starts a

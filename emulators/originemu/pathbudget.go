@@ -16,39 +16,48 @@ const pathBudgetCap = 10000
 type pathBudgets struct {
 	mu    sync.Mutex
 	cap   int
-	seen  map[string]int64
+	seen  map[string]*pathCount
 	order []string
 }
 
 func newPathBudgets(capacity int) *pathBudgets {
-	return &pathBudgets{cap: capacity, seen: map[string]int64{}}
+	return &pathBudgets{cap: capacity, seen: map[string]*pathCount{}}
 }
 
 // fire counts one request for key and reports whether r fires for it.
 func (p *pathBudgets) fire(key string, r *rules.Rule) bool {
-	if r.Unlimited && r.Match.Nth <= 1 {
+	if r.Unlimited && r.Match.Nth <= 1 && r.Probability == 0 {
 		return true
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.seen[key]; !ok {
+	c, ok := p.seen[key]
+	if !ok {
 		if len(p.order) >= p.cap {
 			delete(p.seen, p.order[0])
 			p.order = p.order[1:]
 		}
 		p.order = append(p.order, key)
+		c = &pathCount{}
+		p.seen[key] = c
 	}
-	p.seen[key]++
-	n := p.seen[key] - int64(max(r.Match.Nth, 1)) // 0 for the first firing
-	if n < 0 {
+	c.seen++
+	switch {
+	case c.seen < int64(max(r.Match.Nth, 1)),
+		!rules.Chance(r.Seed, c.seen, r.Probability),
+		!r.Unlimited && c.fired >= int64(r.Budget()):
 		return false
 	}
-	return r.Unlimited || n < int64(r.Budget())
+	c.fired++
+	return true
 }
+
+// pathCount is what one path script has seen and fired for.
+type pathCount struct{ seen, fired int64 }
 
 func (p *pathBudgets) reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.seen = map[string]int64{}
+	p.seen = map[string]*pathCount{}
 	p.order = nil
 }

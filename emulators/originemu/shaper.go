@@ -26,15 +26,16 @@ var corruptValues = map[string]string{
 // the rule's headers, omissions and corruptions when headers go out, paces
 // the body (drip) and cuts it after the configured number of bytes.
 type shaper struct {
-	x    *exchange
-	a    *rules.Action
-	kind string     // the abnormal end, if any
-	cut  *rules.Cut // where it happens (AfterBytes set)
+	x   *exchange
+	a   *rules.Action
+	end *rules.Directive // the abnormal end, if any
+	cut *rules.Cut       // where it happens (AfterBytes set)
 
 	wroteHeader bool
 	written     int64
 	dripped     bool
-	done        bool // cut happened or writing failed
+	done        bool   // cut happened or writing failed
+	pace        *pacer // the rule's shape, if any
 }
 
 func (s *shaper) Header() http.Header { return s.x.w.Header() }
@@ -85,7 +86,7 @@ func (s *shaper) Write(p []byte) (int, error) {
 			}
 			s.dripped = true
 		}
-		n, err := s.x.w.Write(chunk)
+		n, err := s.send(chunk)
 		s.written += int64(n)
 		total += n
 		if err == nil && s.a.Drip != nil {
@@ -100,6 +101,24 @@ func (s *shaper) Write(p []byte) (int, error) {
 	return total, nil
 }
 
+// send writes body bytes, through the rule's shape if it has one (each
+// piece flushed, so the pacing reaches the wire).
+func (s *shaper) send(b []byte) (int, error) {
+	if s.a.Shape.IsZero() {
+		return s.x.w.Write(b)
+	}
+	if s.pace == nil {
+		s.pace = newPacer(*s.a.Shape, s.a.Shape.Bandwidth)
+	}
+	return s.pace.write(b, func(p []byte) (int, error) {
+		n, err := s.x.w.Write(p)
+		if err == nil {
+			err = s.x.w.Flush()
+		}
+		return n, err
+	}, s.x.sleep)
+}
+
 func (s *shaper) fail(err error) {
 	s.done = true
 	if s.x.end == "" {
@@ -109,7 +128,7 @@ func (s *shaper) fail(err error) {
 
 func (s *shaper) doCut() {
 	s.done = true
-	s.x.cut(s.kind, s.cut)
+	s.x.cut(s.end, s.cut)
 }
 
 // finish ends the response: a cut that the body never reached happens now

@@ -33,6 +33,10 @@ func bindSocket(addr string) (*rawSocket, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating socket: %w", err)
 	}
+	if err := reusePort(fd); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
 	if err := syscall.Bind(fd, sa); err != nil {
 		syscall.Close(fd)
 		return nil, fmt.Errorf("binding %s: %w", addr, err)
@@ -91,6 +95,35 @@ func (s *rawSocket) close() {
 		}
 		syscall.Close(s.fd)
 	})
+}
+
+// reusePort lets the sockets of one listener share its address: the
+// keeper that holds the port and, in turn, the listening sockets of its
+// states (see listenerState). The kernel sends a SYN only to a socket that
+// listens, so a bound-only keeper never takes a connection.
+func reusePort(fd int) error {
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_REUSEADDR, 1); err != nil {
+		return fmt.Errorf("setting SO_REUSEADDR: %w", err)
+	}
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, soReusePort, 1); err != nil {
+		return fmt.Errorf("setting SO_REUSEPORT: %w", err)
+	}
+	return nil
+}
+
+// soReusePort is SO_REUSEPORT on Linux (the syscall package lacks it).
+const soReusePort = 0xf
+
+// listenShared listens on addr, sharing the port with the listener's keeper.
+func listenShared(ctx context.Context, addr string) (net.Listener, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) { serr = reusePort(int(fd)) }); err != nil {
+			return err
+		}
+		return serr
+	}}
+	return lc.Listen(ctx, "tcp", addr)
 }
 
 func resolveAddrPort(addr string) (netip.AddrPort, error) {

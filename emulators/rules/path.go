@@ -83,92 +83,43 @@ func ParsePath(escapedPath string) (ps PathScript, ok bool, err error) {
 	return ps, true, nil
 }
 
-var directives = map[string]bool{
-	"status": true, "delay": true, "hold": true, "times": true, "nth": true,
-	"body": true, "bodySize": true, "location": true, "redirect": true,
-	"omit": true, "corrupt": true, "drip": true, "stall": true, "truncate": true,
-	"reset": true, "rstStream": true, "goAway": true,
-	"size": true, "version": true, "etag": true, "lastModified": true,
-	"cacheControl": true, "contentType": true, "noRanges": true,
+// pathDirective returns the directive a path key names: a Directive with
+// a path form, or "h.NAME" (a response header).
+func pathDirective(key string) (*Directive, bool) {
+	if strings.HasPrefix(key, "h.") && len(key) > 2 {
+		return Lookup("headers")
+	}
+	d, ok := Lookup(key)
+	if !ok || d.Path == "" || d.Name == "headers" {
+		return nil, false
+	}
+	return d, true
 }
 
 func isDirective(key string) bool {
-	return directives[key] || (strings.HasPrefix(key, "h.") && len(key) > 2)
+	_, ok := pathDirective(key)
+	return ok
 }
 
 func (ps *PathScript) apply(key, val string, hasVal bool) error {
-	a := &ps.Rule.Action
-	flag := key == "reset" || key == "noRanges"
-	if !hasVal && !flag {
+	d, _ := pathDirective(key)
+	if !hasVal && !d.optional {
 		return fmt.Errorf("needs a value (%s=...)", key)
 	}
-	var err error
-	switch key {
-	case "status":
-		a.Status, err = atoi(val)
-	case "delay":
-		a.Delay, err = duration(val)
-	case "hold":
-		a.Hold, err = parseHold(val)
-	case "times":
-		ps.Rule.Unlimited = false
-		ps.Rule.Times, err = atoi(val)
-		if err == nil && ps.Rule.Times < 1 {
-			err = fmt.Errorf("must be >= 1")
-		}
-	case "nth":
-		ps.Rule.Match.Nth, err = atoi(val)
-	case "body":
-		a.Body = &val
-	case "bodySize":
-		var n int64
-		n, err = strconv.ParseInt(val, 10, 64)
-		a.BodySize = &n
-	case "location":
-		a.Redirect = orRedirect(a.Redirect)
-		a.Redirect.Location = val
-	case "redirect":
-		a.Redirect = orRedirect(a.Redirect)
-		a.Redirect.Status, err = atoi(val)
-	case "omit":
-		a.Omit = strings.Split(val, ",")
-	case "corrupt":
-		a.Corrupt = strings.Split(val, ",")
-	case "drip":
-		a.Drip, err = parseDrip(val)
-	case "stall":
-		a.Stall, err = parseCut(val, false)
-	case "truncate":
-		a.Truncate, err = parseCut(val, false)
-	case "reset":
-		a.Reset, err = parseCut(val, false)
-	case "rstStream":
-		a.RSTStream, err = parseCut(val, true)
-	case "goAway":
-		a.GoAway, err = parseCut(val, true)
-	case "size":
-		var n int64
-		n, err = strconv.ParseInt(val, 10, 64)
-		ps.Object.Size = &n
-	case "version":
-		ps.Object.Version = val
-	case "etag":
-		ps.Object.ETag = &val
-	case "lastModified":
-		ps.Object.LastModified = val
-	case "cacheControl":
-		ps.Object.CacheControl = val
-	case "contentType":
-		ps.Object.ContentType = val
-	case "noRanges":
-		ps.Object.NoRanges = true
-	default: // h.NAME
+	switch {
+	case d.Name == "headers":
+		a := &ps.Rule.Action
 		if a.Headers == nil {
 			a.Headers = map[string]string{}
 		}
 		a.Headers[strings.TrimPrefix(key, "h.")] = val
+		return nil
+	case d.cut != nil:
+		c, err := parseCut(val, d.H2Only)
+		*d.cut(&ps.Rule.Action) = c
+		return err
 	}
-	return err
+	return d.parse(ps, val)
 }
 
 func orRedirect(r *Redirect) *Redirect {

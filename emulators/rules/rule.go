@@ -22,8 +22,34 @@ type Rule struct {
 	// A fault cannot cause an endless retry storm unless Unlimited says so.
 	Times int `json:"times,omitempty"`
 	// Unlimited makes the rule fire for every matching request.
-	Unlimited bool   `json:"unlimited,omitempty"`
-	Action    Action `json:"action"`
+	Unlimited bool `json:"unlimited,omitempty"`
+	// Probability, if set (0 < p <= 1), makes the rule fire for that share
+	// of the matching requests, chosen by Seed: the k-th matching request
+	// fires or not as a pure function of (Seed, k), so a soak test fails
+	// the same requests on every run. Times still bounds how often it fires.
+	Probability float64 `json:"probability,omitempty"`
+	// Seed picks which requests a probabilistic rule fires for.
+	Seed   uint64 `json:"seed,omitempty"`
+	Action Action `json:"action"`
+}
+
+// Chance reports whether a rule with probability p and seed fires for its
+// k-th matching request (k from 1): splitmix64 of (seed, k) against p.
+func Chance(seed uint64, k int64, p float64) bool {
+	if p <= 0 || p >= 1 {
+		return true // not probabilistic, or always
+	}
+	return Unit(seed, k) < p
+}
+
+// Unit is a uniform draw in [0, 1), a pure function of (seed, k): the
+// splitmix64 mix of seed + k times the golden ratio.
+func Unit(seed uint64, k int64) float64 {
+	z := seed + uint64(k)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11) / (1 << 53)
 }
 
 // Match selects requests. Every set field must match.
@@ -57,7 +83,8 @@ type Action struct {
 	Omit    []string `json:"omit,omitempty"`    // response headers to leave out
 	Corrupt []string `json:"corrupt,omitempty"` // response headers to send malformed
 
-	Drip *Drip `json:"drip,omitempty"` // pace the body
+	Drip  *Drip    `json:"drip,omitempty"`  // pace the body
+	Shape *Shaping `json:"shape,omitempty"` // bandwidth, latency, slices for the body
 
 	// At most one of these ends the exchange abnormally.
 	Stall     *Cut `json:"stall,omitempty"`     // stop sending after AfterBytes, hold the connection open
@@ -139,29 +166,22 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Ends returns the abnormal end the action asks for, if any, as a kind name
-// ("stall", "truncate", "reset", "rstStream", "goAway") and its Cut.
-func (a *Action) Ends() (string, *Cut) {
-	for _, e := range a.ends() {
-		if e.cut != nil {
-			return e.name, e.cut
+// Ends returns the abnormal end the action asks for, if any: its
+// directive (stall, truncate, reset, rstStream, goAway) and its Cut.
+func (a *Action) Ends() (*Directive, *Cut) {
+	for _, d := range EndDirectives() {
+		if c := *d.cut(a); c != nil {
+			return d, c
 		}
 	}
-	return "", nil
-}
-
-type namedCut struct {
-	name string
-	cut  *Cut
-}
-
-func (a *Action) ends() []namedCut {
-	return []namedCut{{"stall", a.Stall}, {"truncate", a.Truncate}, {"reset", a.Reset},
-		{"rstStream", a.RSTStream}, {"goAway", a.GoAway}}
+	return nil, nil
 }
 
 // NeedsH2 reports whether the action uses an h2-only fault.
-func (a *Action) NeedsH2() bool { return a.RSTStream != nil || a.GoAway != nil }
+func (a *Action) NeedsH2() bool {
+	d, _ := a.Ends()
+	return d != nil && d.H2Only
+}
 
 // ServesObject reports whether the response is the path's object (shaped by
 // the other actions) rather than a scripted status/body/redirect.

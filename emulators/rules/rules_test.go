@@ -2,6 +2,7 @@ package rules
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,17 @@ func TestParsePath(t *testing.T) {
 		{path: "/_emu/times=0/x", ok: true, wantErr: "times=0"},
 		{path: "/_emu/status=999/x", ok: true, wantErr: "path.action.status"},
 		{path: "/_emu/size=-1/x", ok: true, wantErr: "size"},
+		// #12 item 9: no header injection through the path either.
+		{path: "/_emu/contentType=text%2Fplain%0D%0AX-Evil:%201/x", ok: true, wantErr: "path.object.contentType: must not contain CR, LF or NUL"},
+		{path: "/_emu/cacheControl=max-age%3D1%0AX-Evil:%201/x", ok: true, wantErr: "path.object.cacheControl"},
+		{path: "/_emu/h.X-A=1%0D%0AX-Evil:%201/x", ok: true, wantErr: "path.action.headers.X-A: value must not contain CR, LF or NUL"},
+		{path: "/_emu/h.X%20A=1/x", ok: true, wantErr: "not a header name"},
+		{path: "/_emu/shape=bandwidth:1000,latency:50ms,sliceBytes:10/x", ok: true, objPath: "/x", check: func(t *testing.T, ps PathScript) {
+			if s := ps.Rule.Action.Shape; s == nil || s.Bandwidth != 1000 || s.Latency.D().Milliseconds() != 50 || s.SliceBytes != 10 {
+				t.Errorf("shape %+v", s)
+			}
+		}},
+		{path: "/_emu/shape=speed:1/x", ok: true, wantErr: `unknown shaping key "speed"`},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			ps, ok, err := ParsePath(tc.path)
@@ -158,4 +170,117 @@ func FuzzParsePath(f *testing.F) {
 			t.Fatalf("object path %q does not start with /", ps.ObjectPath)
 		}
 	})
+}
+
+// The index must not change which rule fires: rules of every kind (exact
+// path, prefix, listener-only, match-all), interleaved, fire in the order
+// they were added, exactly as a linear scan would pick them.
+func TestTableIndexKeepsInsertionOrder(t *testing.T) {
+	rs := []Rule{
+		{ID: "any-listener-b", Match: Match{Listener: "b"}, Unlimited: true},
+		{ID: "exact", Match: Match{Path: "/a/x"}, Times: 1},
+		{ID: "prefix-long", Match: Match{PathPrefix: "/a/"}, Times: 1},
+		{ID: "all", Match: Match{Method: "GET"}, Times: 1},
+		{ID: "prefix-short", Match: Match{PathPrefix: "/"}, Times: 1},
+		{ID: "exact-late", Match: Match{Path: "/a/x", Nth: 2}, Times: 1},
+	}
+	for _, tc := range []struct {
+		tgt  Target
+		want []string // the rules that fire, request by request
+	}{
+		{Target{Listener: "a", Method: "GET", Path: "/a/x"}, []string{"exact", "prefix-long", "all", "prefix-short", "", "exact-late"}},
+		{Target{Listener: "b", Method: "GET", Path: "/a/x"}, []string{"any-listener-b", "any-listener-b"}},
+		{Target{Listener: "a", Method: "PUT", Path: "/z"}, []string{"prefix-short", ""}},
+		{Target{Listener: "a", Method: "GET", Path: "/a"}, []string{"all", "prefix-short", ""}},
+	} {
+		tb := NewTable(nil)
+		if _, err := tb.Add(rs...); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for range tc.want {
+			r, _ := tb.Fire(tc.tgt)
+			got = append(got, r.ID)
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%+v fired %v, want %v", tc.tgt, got, tc.want)
+		}
+	}
+	// Deleting keeps the index consistent.
+	tb := NewTable(nil)
+	tb.Add(rs...)
+	for _, id := range []string{"exact", "prefix-long", "all", "prefix-short"} {
+		if !tb.Delete(id) {
+			t.Fatalf("delete %s", id)
+		}
+	}
+	if r, ok := tb.Fire(Target{Listener: "a", Method: "GET", Path: "/a/x"}); ok {
+		t.Fatalf("%s fired; exact-late must still skip its first match", r.ID)
+	}
+	if r, _ := tb.Fire(Target{Listener: "a", Method: "GET", Path: "/a/x"}); r.ID != "exact-late" {
+		t.Fatalf("fired %q, want exact-late", r.ID)
+	}
+}
+
+func TestTableMaxRules(t *testing.T) {
+	tb := NewTable(nil)
+	tb.SetMax(3)
+	if _, err := tb.Add(Rule{}, Rule{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tb.Add(Rule{}, Rule{})
+	if err == nil || !strings.Contains(err.Error(), "at most 3 rules") || !strings.Contains(err.Error(), "has 2 and this adds 2") {
+		t.Fatalf("err = %v, want the cap named", err)
+	}
+	if n := len(tb.List()); n != 2 {
+		t.Fatalf("%d rules stored after a refused batch, want 2", n)
+	}
+	if _, err := tb.Add(Rule{}); err != nil {
+		t.Fatalf("filling up to the cap: %v", err)
+	}
+}
+
+// #16 item 4: a probabilistic rule with a seed fires for the same requests
+// on every run, for about its share of them; another seed picks others.
+func TestProbabilisticRuleIsSeeded(t *testing.T) {
+	const n, p = 1000, 0.1
+	run := func(seed uint64) []int {
+		tb := NewTable(nil)
+		if _, err := tb.Add(Rule{Match: Match{PathPrefix: "/soak/"}, Unlimited: true, Probability: p, Seed: seed, Action: Action{Status: 503}}); err != nil {
+			t.Fatal(err)
+		}
+		var fired []int
+		for i := range n {
+			if _, ok := tb.Fire(Target{Method: "GET", Path: "/soak/x"}); ok {
+				fired = append(fired, i)
+			}
+		}
+		if st := tb.List()[0]; st.Seen != n || st.Fired != int64(len(fired)) {
+			t.Fatalf("counters seen %d fired %d, want %d and %d", st.Seen, st.Fired, n, len(fired))
+		}
+		return fired
+	}
+	a, b, other := run(42), run(42), run(43)
+	if !slices.Equal(a, b) {
+		t.Fatalf("two runs with seed 42 fired different requests:\n%v\n%v", a, b)
+	}
+	if slices.Equal(a, other) {
+		t.Fatal("seeds 42 and 43 fired the same requests")
+	}
+	// 1000 draws at 10%: 100 expected, sd 9.5; 60..140 is more than 4 sd.
+	if len(a) < 60 || len(a) > 140 {
+		t.Fatalf("fired %d of %d at p=%v", len(a), n, p)
+	}
+	for _, tc := range []struct {
+		r    Rule
+		want string
+	}{
+		{Rule{Probability: 1.5}, "probability: must be between 0 and 1"},
+		{Rule{Probability: -0.1}, "probability: must be between 0 and 1"},
+		{Rule{Seed: 7}, "seed: only means something with probability"},
+	} {
+		if err := tc.r.Validate(""); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.r, err, tc.want)
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/emulators/objects"
 )
 
 // FieldError and Errors are how every bad input is reported.
@@ -31,6 +32,12 @@ func (r *Rule) Validate(prefix string) error {
 	}
 	if r.Unlimited && r.Times != 0 {
 		c.Add("times", "cannot be set together with unlimited")
+	}
+	if r.Probability < 0 || r.Probability > 1 {
+		c.Add("probability", "must be between 0 and 1 (a share of matching requests), got %v", r.Probability)
+	}
+	if r.Seed != 0 && r.Probability == 0 {
+		c.Add("seed", "only means something with probability")
 	}
 	r.Match.check(c)
 	r.Action.check(c)
@@ -94,11 +101,8 @@ func (a *Action) check(c *fielderr.List) {
 		c.Add("action.status", "informational statuses (1xx) cannot be a final answer, got %d", a.Status)
 	}
 	for name, v := range a.Headers {
-		if !validToken(name) {
-			c.Add("action.headers", "%q is not a header name", name)
-		}
-		if strings.ContainsAny(v, "\r\n\x00") {
-			c.Add("action.headers."+name, "value must not contain CR, LF or NUL")
+		if p := objects.HeaderProblem(name, v); p != "" {
+			c.Add("action.headers."+name, "%s", p)
 		}
 	}
 	if a.Body != nil && a.BodySize != nil {
@@ -114,7 +118,7 @@ func (a *Action) check(c *fielderr.List) {
 		if r.Status != 0 && !slices.Contains([]int{301, 302, 303, 307, 308}, r.Status) {
 			c.Add("action.redirect.status", "must be 301, 302, 303, 307 or 308, got %d", r.Status)
 		}
-		if u, err := url.Parse(r.Location); r.Location == "" || err != nil || strings.ContainsAny(r.Location, "\r\n") {
+		if u, err := url.Parse(r.Location); r.Location == "" || err != nil || objects.BadValue(r.Location) {
 			c.Add("action.redirect.location", "must be a URL, got %q", r.Location)
 		} else if u.Scheme != "" && u.Host == "" {
 			c.Add("action.redirect.location", "absolute URL has no host: %q", r.Location)
@@ -135,32 +139,32 @@ func (a *Action) check(c *fielderr.List) {
 			c.Add("action.drip.every", "must be a positive duration")
 		}
 	}
+	if a.Shape != nil {
+		a.Shape.Check(c, "action.shape", true)
+	}
 	set := 0
-	for _, e := range a.ends() {
-		if e.cut == nil {
+	for _, d := range EndDirectives() {
+		cut := *d.cut(a)
+		if cut == nil {
 			continue
 		}
 		set++
-		field := "action." + e.name
-		if e.cut.AfterBytes != nil && *e.cut.AfterBytes < 0 {
-			c.Add(field+".afterBytes", "must be >= 0, got %d", *e.cut.AfterBytes)
+		field := "action." + d.Name
+		if cut.AfterBytes != nil && *cut.AfterBytes < 0 {
+			c.Add(field+".afterBytes", "must be >= 0, got %d", *cut.AfterBytes)
 		}
-		switch e.name {
-		case "truncate":
-			if e.cut.AfterBytes == nil {
-				c.Add(field+".afterBytes", "is required (truncation happens after that many body bytes)")
-			}
-		case "rstStream", "goAway":
-			if _, ok := H2Code(e.cut.Code); e.cut.Code != "" && !ok {
-				c.Add(field+".code", "unknown h2 error code %q (want one of %s)", e.cut.Code, strings.Join(h2Codes, ", "))
-			}
+		if d.NeedsAfter && cut.AfterBytes == nil {
+			c.Add(field+".afterBytes", "is required (%s happens after that many body bytes)", d.Name)
 		}
-		if e.cut.Code != "" && e.name != "rstStream" && e.name != "goAway" {
-			c.Add(field+".code", "only rstStream and goAway take a code")
+		switch _, ok := H2Code(cut.Code); {
+		case cut.Code != "" && d.DefaultCode == "":
+			c.Add(field+".code", "only the h2 faults take a code")
+		case cut.Code != "" && !ok:
+			c.Add(field+".code", "unknown h2 error code %q (want one of %s)", cut.Code, strings.Join(h2Codes, ", "))
 		}
 	}
 	if set > 1 {
-		c.Add("action", "at most one of stall, truncate, reset, rstStream and goAway may be set")
+		c.Add("action", "at most one of %s may be set", endNames())
 	}
 }
 

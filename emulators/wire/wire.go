@@ -12,6 +12,8 @@ package wire
 
 import (
 	"errors"
+
+	"github.com/edgeconform/edgeconform/emulators/fault"
 	"net"
 	"net/http"
 	"time"
@@ -53,37 +55,25 @@ type Request struct {
 	StreamID uint32
 }
 
-// AbortKind is how an exchange ends abnormally.
-type AbortKind int
+// AbortKind is how an exchange ends abnormally: one of the fault.Ends
+// whose Abort is true.
+type AbortKind = fault.End
 
+// The abort kinds, named as the servers see them.
 const (
 	// AbortClose closes the connection at once (TCP FIN, no TLS
 	// close_notify): bytes written so far reach the client, and a body short
 	// of its declared length shows as truncated.
-	AbortClose AbortKind = iota + 1
+	AbortClose = fault.Truncated
 	// AbortReset resets the TCP connection (RST, SO_LINGER 0).
-	AbortReset
+	AbortReset = fault.Reset
 	// AbortRSTStream sends RST_STREAM with the given code on this stream
 	// (h2 only); the connection stays usable.
-	AbortRSTStream
+	AbortRSTStream = fault.RSTStream
 	// AbortGoAway sends GOAWAY with the given code and the highest stream
 	// id processed so far, then closes the connection (h2 only).
-	AbortGoAway
+	AbortGoAway = fault.GoAway
 )
-
-func (k AbortKind) String() string {
-	switch k {
-	case AbortClose:
-		return "close"
-	case AbortReset:
-		return "reset"
-	case AbortRSTStream:
-		return "rst_stream"
-	case AbortGoAway:
-		return "goaway"
-	}
-	return "unknown"
-}
 
 // ErrUnsupported is returned by Abort for a kind the protocol does not have
 // (RST_STREAM and GOAWAY on HTTP/1.x).
@@ -118,23 +108,29 @@ type HandlerFunc func(w ResponseWriter, r *Request)
 // ServeWire calls f(w, r).
 func (f HandlerFunc) ServeWire(w ResponseWriter, r *Request) { f(w, r) }
 
-// ResetConn closes c with a TCP RST where it can (SO_LINGER 0 on the TCP
-// connection under any TLS layer) and plainly otherwise.
+// ResetConn closes c with a TCP RST where it can (SO_LINGER 0 on the
+// connection under any TLS layer) and plainly otherwise. Layers are
+// unwrapped with NetConn until one has SetLinger, so a wrapper of the TCP
+// connection that implements SetLinger is closed itself.
 func ResetConn(c net.Conn) error {
-	if nc, ok := c.(interface{ NetConn() net.Conn }); ok {
-		c = nc.NetConn()
-	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		_ = tc.SetLinger(0)
+	c = under(c)
+	if l, ok := c.(interface{ SetLinger(int) error }); ok {
+		_ = l.SetLinger(0)
 	}
 	return c.Close()
 }
 
-// CloseConn closes c at once without a TLS close_notify: the TCP connection
+// CloseConn closes c at once without a TLS close_notify: the connection
 // under any TLS layer is closed with a FIN.
-func CloseConn(c net.Conn) error {
-	if nc, ok := c.(interface{ NetConn() net.Conn }); ok {
+func CloseConn(c net.Conn) error { return under(c).Close() }
+
+// under unwraps TLS (anything with NetConn) down to the transport.
+func under(c net.Conn) net.Conn {
+	for {
+		nc, ok := c.(interface{ NetConn() net.Conn })
+		if !ok {
+			return c
+		}
 		c = nc.NetConn()
 	}
-	return c.Close()
 }

@@ -12,7 +12,7 @@
 // @ADDR it binds 127.0.0.1:0 (a free port). Port 0 works for --control too.
 //
 // --config reads a YAML or JSON file holding an originemu.Config (listeners,
-// journalCapacity, certFile, keyFile, objects, rules) plus a top-level
+// journalCapacity, maxRules, certFile, keyFile, objects, rules) plus a top-level
 // "control" address; unknown fields are errors. Flags add to the file:
 // --listen appends listeners, and --control, --journal-cap, --cert and --key
 // override it.

@@ -45,6 +45,11 @@ listeners:
     addr: 127.0.0.1:8001
   - name: b
     profile: h2
+    shaping: {bandwidth: 102400, latency: 50ms}
+  - name: p
+    profile: http
+    proxy: {url: "http://127.0.0.1:8080", host: media.example}
+maxRules: 20
 rules:
   - match: {path: /x}
     times: 2
@@ -73,15 +78,21 @@ objects:
 		{name: "defaults and more", args: []string{"--defaults", "--listen", "x=h2c", "--control", "127.0.0.1:0"},
 			listeners: append(slices.Clone(defaults), "x=h2c@127.0.0.1:0"), control: "127.0.0.1:0"},
 		{name: "yaml config", args: []string{"--config", yamlConfig},
-			listeners: []string{"a=http@127.0.0.1:8001", "b=h2@"}, control: "127.0.0.1:9100",
+			listeners: []string{"a=http@127.0.0.1:8001", "b=h2@", "p=http@"}, control: "127.0.0.1:9100",
 			check: func(t *testing.T, s *setup) {
+				if sh := s.cfg.Listeners[1].Shaping; sh == nil || sh.Bandwidth != 102400 || sh.Latency.D() != 50*time.Millisecond {
+					t.Errorf("shaping read as %+v", sh)
+				}
+				if px := s.cfg.Listeners[2].Proxy; px == nil || px.URL != "http://127.0.0.1:8080" || px.Host != "media.example" || s.cfg.MaxRules != 20 {
+					t.Errorf("proxy read as %+v, maxRules %d", px, s.cfg.MaxRules)
+				}
 				if s.cfg.JournalCapacity != 50 || len(s.cfg.Rules) != 1 || s.cfg.Rules[0].Times != 2 ||
 					s.cfg.Rules[0].Action.Delay.D() != 10*time.Millisecond || len(s.cfg.Objects) != 1 || *s.cfg.Objects[0].Body != "hi" {
 					t.Errorf("config read as %+v", s.cfg)
 				}
 			}},
 		{name: "flags add to and override the config", args: []string{"--config", yamlConfig, "--listen", "c=https", "--control", "127.0.0.1:9200", "--journal-cap", "7"},
-			listeners: []string{"a=http@127.0.0.1:8001", "b=h2@", "c=https@127.0.0.1:0"}, control: "127.0.0.1:9200",
+			listeners: []string{"a=http@127.0.0.1:8001", "b=h2@", "p=http@", "c=https@127.0.0.1:0"}, control: "127.0.0.1:9200",
 			check: func(t *testing.T, s *setup) {
 				if s.cfg.JournalCapacity != 7 {
 					t.Errorf("journal capacity %d, want 7", s.cfg.JournalCapacity)

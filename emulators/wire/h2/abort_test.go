@@ -219,7 +219,7 @@ func TestAbortCloseAndReset(t *testing.T) {
 func TestAbortUnsupportedKind(t *testing.T) {
 	got := make(chan error, 1)
 	ts := newTLSServer(t, handlerOf(func(w wire.ResponseWriter, r *wire.Request) {
-		got <- w.Abort(wire.AbortKind(99), 0)
+		got <- w.Abort(wire.AbortKind("stalled"), 0) // an End that is no abort
 	}))
 	resp, err := ts.client(t, xnetTLS).Get(ts.url())
 	if err != nil {
@@ -227,6 +227,6 @@ func TestAbortUnsupportedKind(t *testing.T) {
 	}
 	resp.Body.Close()
 	if err := <-got; !errors.Is(err, wire.ErrUnsupported) {
-		t.Errorf("Abort(99) = %v, want ErrUnsupported", err)
+		t.Errorf("Abort(stalled) = %v, want ErrUnsupported", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/fault"
 	"github.com/edgeconform/edgeconform/emulators/wire"
 )
 
@@ -287,7 +288,7 @@ func (b *requestBody) Close() error {
 // sendContinue sends 100 Continue unless a final response is under way.
 func (b *requestBody) sendContinue() error {
 	b.needContinue = false
-	if b.resp.wroteHeader || b.resp.aborted != 0 {
+	if b.resp.wroteHeader || b.resp.aborted != fault.Pending {
 		return nil
 	}
 	b.cc.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")

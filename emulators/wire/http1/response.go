@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgeconform/edgeconform/emulators/fault"
 	"github.com/edgeconform/edgeconform/emulators/wire"
 )
 
@@ -71,7 +72,7 @@ func (w *response) BodyBytes() int64 { return w.written }
 // an informational response, with the header fields set so far, to HTTP/1.1
 // clients (and dropped for HTTP/1.0 ones).
 func (w *response) WriteHeader(code int) {
-	if w.wroteHeader || w.aborted != 0 || w.err != nil {
+	if w.wroteHeader || w.aborted != fault.Pending || w.err != nil {
 		return
 	}
 	if code < 100 || code > 999 {
@@ -94,7 +95,7 @@ func (w *response) WriteHeader(code int) {
 // writes are accepted and dropped) and with http.ErrContentLength, writing
 // nothing, when p would exceed the handler's Content-Length.
 func (w *response) Write(p []byte) (int, error) {
-	if w.aborted != 0 {
+	if w.aborted != fault.Pending {
 		return 0, wire.ErrAborted
 	}
 	if !w.wroteHeader {
@@ -125,7 +126,7 @@ func (w *response) Write(p []byte) (int, error) {
 // Flush sends the head and buffered body bytes to the client; with chunked
 // framing the buffered bytes become one chunk.
 func (w *response) Flush() error {
-	if w.aborted != 0 {
+	if w.aborted != fault.Pending {
 		return wire.ErrAborted
 	}
 	if !w.wroteHeader {
@@ -143,9 +144,9 @@ func (w *response) Abort(kind wire.AbortKind, _ uint32) error {
 	case wire.AbortRSTStream, wire.AbortGoAway:
 		return wire.ErrUnsupported
 	default:
-		return fmt.Errorf("http1: unknown abort kind %d", int(kind))
+		return fmt.Errorf("http1: unknown abort kind %q", kind)
 	}
-	if w.aborted != 0 {
+	if w.aborted != fault.Pending {
 		return wire.ErrAborted
 	}
 	var err error

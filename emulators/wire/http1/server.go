@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/fault"
 	"github.com/edgeconform/edgeconform/emulators/wire"
 )
 
@@ -229,7 +230,9 @@ func (cc *conn) serveRequest(in *incoming) (reason string, keep bool) {
 	case panicked:
 		cc.reset()
 		return fmt.Sprintf("handler panic: %v", panicVal), false
-	case w.aborted != 0:
+	case w.aborted == wire.AbortClose:
+		return "aborted: close", false // what happened to the connection, as h2 says it
+	case w.aborted != fault.Pending:
 		return "aborted: " + w.aborted.String(), false
 	}
 	if err := w.finish(); err != nil {
