@@ -2,9 +2,9 @@ package s3emu
 
 import (
 	"crypto/md5"
-	"errors"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
