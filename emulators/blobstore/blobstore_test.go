@@ -172,3 +172,32 @@ func TestTimeoutReader(t *testing.T) {
 		t.Fatalf("flowing body: %d bytes, %v", len(got), err)
 	}
 }
+
+func TestTruncate(t *testing.T) {
+	for name, s := range stores(t, 0) {
+		t.Run(name, func(t *testing.T) {
+			w, _ := s.Create("crc32c")
+			io.WriteString(w, "hello, wor")
+			if err := w.Truncate(5); err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(w, " there")
+			if w.Digests() != nil {
+				t.Error("digests after a truncate")
+			}
+			if err := w.Truncate(100); err == nil {
+				t.Error("truncate past the end accepted")
+			}
+			b, err := w.Commit()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _ := b.Open()
+			got, _ := io.ReadAll(r)
+			r.Close()
+			if string(got) != "hello there" || s.Used() != 11 {
+				t.Fatalf("got %q, used %d", got, s.Used())
+			}
+		})
+	}
+}

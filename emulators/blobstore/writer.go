@@ -75,6 +75,9 @@ type Writer struct {
 	mw     io.Writer
 	err    error
 	done   bool
+	// truncated is set once bytes were taken back: the digests no longer
+	// describe the content.
+	truncated bool
 }
 
 // Create starts a blob; MD5 is always computed, and each named digest too.
@@ -131,13 +134,43 @@ func (w *Writer) Write(p []byte) (int, error) {
 // Size is the number of bytes written so far.
 func (w *Writer) Size() int64 { return w.n }
 
-// Digests returns the digests of the bytes written so far.
+// Digests returns the digests of the bytes written so far, or nil after
+// a Truncate (they would describe bytes that were taken back).
 func (w *Writer) Digests() Digests {
+	if w.truncated {
+		return nil
+	}
 	d := make(Digests, len(w.hashes))
 	for n, h := range w.hashes {
 		d[n] = h.Sum(nil)
 	}
 	return d
+}
+
+// Truncate takes back the bytes written after the first n (a resumable
+// upload's chunk that ended short); the digests are no longer computed.
+func (w *Writer) Truncate(n int64) error {
+	if n < 0 || n > w.n {
+		return fmt.Errorf("blobstore: truncate to %d of %d bytes", n, w.n)
+	}
+	if n == w.n {
+		return nil
+	}
+	if w.file != nil {
+		if err := w.file.Truncate(n); err != nil {
+			return fmt.Errorf("blobstore: truncating blob file: %w", err)
+		}
+		if _, err := w.file.Seek(n, io.SeekStart); err != nil {
+			return fmt.Errorf("blobstore: truncating blob file: %w", err)
+		}
+	} else {
+		w.buf.Truncate(int(n))
+	}
+	w.s.unreserve(w.n - n)
+	w.n = n
+	w.truncated = true
+	w.err = nil
+	return nil
 }
 
 // Abort drops what was written.

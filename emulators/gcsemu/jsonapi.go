@@ -100,7 +100,9 @@ func (s *Server) jsonGet(w http.ResponseWriter, r *http.Request, b *bucket, name
 		return
 	}
 	if download || q.Get("alt") == "media" {
-		serveMedia(w, r, b, o)
+		if err := s.serveMedia(w, r, b, o); err != nil {
+			writeJSONError(w, r, err)
+		}
 		return
 	}
 	writeJSON(w, r, http.StatusOK, newObjectResource(r, b, o))
