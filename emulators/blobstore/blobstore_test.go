@@ -201,3 +201,31 @@ func TestTruncate(t *testing.T) {
 		})
 	}
 }
+
+func TestConcat(t *testing.T) {
+	for name, s := range stores(t, 0) {
+		t.Run(name, func(t *testing.T) {
+			a, _ := s.Bytes([]byte("1234"))
+			b, _ := s.Bytes([]byte("56789"))
+			for _, digests := range [][]string{nil, {"crc32c"}} {
+				c, d, err := s.Concat([]*Blob{a, b}, digests...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, _ := c.Open()
+				got, _ := io.ReadAll(r)
+				r.Close()
+				if string(got) != "123456789" || c.Size() != 9 {
+					t.Fatalf("concat %q", got)
+				}
+				if digests != nil && d.Hex("crc32c") != "e3069283" {
+					t.Fatalf("crc32c %s", d.Hex("crc32c"))
+				}
+				c.Release()
+			}
+			if s.Used() != 9 {
+				t.Fatalf("used %d", s.Used())
+			}
+		})
+	}
+}

@@ -80,6 +80,7 @@ type Server struct {
 	// scratch holds small request bodies (XML documents) while they are
 	// checked.
 	scratch *blobstore.Store
+	uploads uploads // multipart uploads in progress
 }
 
 // New checks cfg and returns a server with its buckets and objects.
@@ -174,6 +175,7 @@ func New(cfg Config) (*Server, error) {
 		idPrefix:      strings.ToUpper(hex.EncodeToString(rnd[:])),
 		uploadTimeout: cfg.UploadReadTimeout.D(),
 		scratch:       scratch,
+		uploads:       uploads{m: map[string]*mpUpload{}},
 		verifier: &verifier{
 			region: cfg.Region, creds: cfg.Credentials, now: cfg.Now, maxSkew: cfg.MaxSkew,
 		},

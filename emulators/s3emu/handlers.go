@@ -95,6 +95,9 @@ func (q *request) dispatch() *s3Error {
 	if q.auth.Anonymous && !(read && anonRead) {
 		return errAccessDenied()
 	}
+	if handled, e := q.multipart(query); handled {
+		return e
+	}
 	for _, sub := range []string{"uploads", "uploadId", "partNumber", "acl", "tagging", "policy", "versioning", "versionId", "versions", "cors", "lifecycle", "website", "delete", "select", "restore"} {
 		if query.Has(sub) {
 			return errNotImplemented("?" + sub)
@@ -120,7 +123,7 @@ func (q *request) dispatch() *s3Error {
 		return q.getObject()
 	case http.MethodPut:
 		if r.Header.Get("X-Amz-Copy-Source") != "" {
-			return errNotImplemented("x-amz-copy-source")
+			return q.copyObject()
 		}
 		return q.putObject()
 	case http.MethodDelete:

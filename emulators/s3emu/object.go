@@ -49,6 +49,12 @@ func (q *request) getObject() *s3Error {
 	if im := q.r.Header.Get("If-Match"); im != "" && !etagListMatches(im, o.ETag) {
 		return errPrecondition("If-Match")
 	}
+	if ius := q.r.Header.Get("If-Unmodified-Since"); ius != "" && q.r.Header.Get("If-Match") == "" {
+		// http.ServeContent would answer 412 with an empty body.
+		if t, err := http.ParseTime(ius); err == nil && o.Modified.Truncate(time.Second).After(t) {
+			return errPrecondition("If-Unmodified-Since")
+		}
+	}
 	if e := checkRange(q.r.Header.Get("Range"), o.Size); e != nil && q.r.Header.Get("If-Range") == "" {
 		return e
 	}
