@@ -40,6 +40,7 @@ func (q *request) getObject() *s3Error {
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "binary/octet-stream")
 	}
+	applyResponseOverrides(h, q.r.URL.Query())
 	h.Set("ETag", o.ETag)
 	h.Set("Last-Modified", o.Modified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
@@ -234,4 +235,39 @@ func checkMD5(header, etag string) *s3Error {
 			with("ExpectedDigest", header).with("CalculatedDigest", base64.StdEncoding.EncodeToString(raw))
 	}
 	return nil
+}
+
+// responseOverrides are GetObject's response-* query parameters and the
+// headers they set.
+var responseOverrides = []struct{ param, header string }{
+	{"response-content-type", "Content-Type"},
+	{"response-content-language", "Content-Language"},
+	{"response-expires", "Expires"},
+	{"response-cache-control", "Cache-Control"},
+	{"response-content-disposition", "Content-Disposition"},
+	{"response-content-encoding", "Content-Encoding"},
+}
+
+// checkResponseOverrides refuses response-* parameters on an anonymous
+// GET, as S3 does.
+func (q *request) checkResponseOverrides(query map[string][]string) *s3Error {
+	if !q.auth.Anonymous {
+		return nil
+	}
+	for _, o := range responseOverrides {
+		if _, ok := query[o.param]; ok {
+			return newErr(http.StatusBadRequest, "InvalidRequest", "Request specific response headers cannot be used for anonymous GET requests.")
+		}
+	}
+	return nil
+}
+
+// applyResponseOverrides sets the headers a GET's (or HEAD's)
+// response-* parameters ask for.
+func applyResponseOverrides(h http.Header, query map[string][]string) {
+	for _, o := range responseOverrides {
+		if v, ok := query[o.param]; ok && len(v) > 0 {
+			h.Set(o.header, v[0])
+		}
+	}
 }
