@@ -143,6 +143,9 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, b *bucket,
 		err = checkHashHeader(o, hashHeaders)
 	}
 	if err == nil {
+		err = checkHash(o, "md5", r.Header.Get("Content-MD5"))
+	}
+	if err == nil {
 		err = s.store.put(o, conds)
 	} else {
 		o.blob.Release()

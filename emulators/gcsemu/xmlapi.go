@@ -75,6 +75,9 @@ func (s *Server) xmlPut(w http.ResponseWriter, r *http.Request, b *bucket, name 
 	if err := checkObjectName(name); err != nil {
 		return errBadRequest("%v", err)
 	}
+	if r.Header.Get("X-Goog-Copy-Source") != "" {
+		return s.xmlCopy(w, r, b, name)
+	}
 	conds, err := headerConditions(r.Header)
 	if err != nil {
 		return err
@@ -88,7 +91,11 @@ func (s *Server) xmlPut(w http.ResponseWriter, r *http.Request, b *bucket, name 
 	o := newBlobObject(b.name, name, blob, d)
 	o.contentType = r.Header.Get("Content-Type")
 	o.cacheControl = r.Header.Get("Cache-Control")
-	if err := checkHashHeader(o, r.Header.Values("X-Goog-Hash")); err != nil {
+	err = checkHashHeader(o, r.Header.Values("X-Goog-Hash"))
+	if err == nil {
+		err = checkHash(o, "md5", r.Header.Get("Content-MD5"))
+	}
+	if err != nil {
 		blob.Release()
 		return err
 	}
