@@ -118,6 +118,11 @@ func (q *request) dispatch() *s3Error {
 	if t.Key == "" && r.Method == http.MethodPost && query.Has("delete") {
 		return q.deleteObjects()
 	}
+	if t.Key != "" && r.Method == http.MethodGet && query.Has("tagging") {
+		// Tags cannot be set here (PutObjectTagging is 501), so every
+		// object's tag set is empty: the aws CLI asks before a copy.
+		return q.emptyTagging()
+	}
 	for _, sub := range unimplementedSubresources {
 		if query.Has(sub) {
 			return errNotImplemented(fmt.Sprintf("?%s (%s %s)", sub, r.Method, map[bool]string{true: "bucket", false: "object"}[t.Key == ""]))
@@ -250,3 +255,18 @@ func (q *request) listBuckets() *s3Error {
 }
 
 func xmlTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func (q *request) emptyTagging() *s3Error {
+	if o, ok := q.s.store.get(q.target.Bucket, q.target.Key); !ok {
+		return errNoSuchBucket(q.target.Bucket)
+	} else if o == nil {
+		return errNoSuchKey(q.target.Key)
+	}
+	type tagging struct {
+		XMLName xml.Name `xml:"Tagging"`
+		XMLNS   string   `xml:"xmlns,attr"`
+		TagSet  struct{} `xml:"TagSet"`
+	}
+	writeXML(q.w, q.r, tagging{XMLNS: s3Namespace})
+	return nil
+}
