@@ -55,6 +55,8 @@ type ObjectConfig struct {
 	Size         int64  `json:"size,omitempty"`
 	ContentType  string `json:"contentType,omitempty"`
 	CacheControl string `json:"cacheControl,omitempty"`
+	// Metadata is the object's custom metadata (x-goog-meta-*).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 func (c *Config) anyHost() bool { return c.AnyHost == nil || *c.AnyHost }

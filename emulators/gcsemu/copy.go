@@ -12,7 +12,7 @@ import (
 // same immutable bytes in memory). The caller authorizes the source read.
 func (s *Server) copyFrom(src *object, dstBucket, dst string) (*object, error) {
 	o := &object{bucket: dstBucket, name: dst, size: src.size, metageneration: 1,
-		contentType: src.contentType, cacheControl: src.cacheControl, synthetic: src.synthetic}
+		attrs: src.attrs, synthetic: src.synthetic}
 	if src.blob != nil {
 		s.store.mu.RLock()
 		current := s.store.objects[src.bucket][src.name] == src
@@ -68,8 +68,7 @@ func (s *Server) xmlCopy(w http.ResponseWriter, r *http.Request, b *bucket, name
 		return err
 	}
 	if directive == "REPLACE" {
-		o.contentType = r.Header.Get("Content-Type")
-		o.cacheControl = r.Header.Get("Cache-Control")
+		o.attrs = headerAttrs(r.Header)
 	}
 	if err := s.store.put(o, conds); err != nil {
 		return err

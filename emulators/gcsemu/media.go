@@ -18,6 +18,7 @@ func setObjectHeaders(h http.Header, b *bucket, o *object) {
 	h.Set("Cache-Control", cacheControl(b, o))
 	h.Set("Content-Type", o.contentTypeOr())
 	h.Set("Accept-Ranges", "bytes")
+	o.attrs.setHeaders(h)
 }
 
 // serveMedia answers GET or HEAD with the object's bytes: Range (206),

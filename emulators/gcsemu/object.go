@@ -24,11 +24,11 @@ type object struct {
 	blob           *blobstore.Blob // stored content, or nil
 	synthetic      *synth.Object   // synthetic content, or nil
 	size           int64
-	contentType    string
-	cacheControl   string
+	attrs          // contentType, cacheControl, metadata, ...
 	generation     int64
 	metageneration int64
 	created        time.Time
+	updated        time.Time // of the metadata (PATCH); created if zero
 
 	hashOnce sync.Once
 	md5      [md5.Size]byte
@@ -111,6 +111,25 @@ func (o *object) contentTypeOr() string {
 		return o.contentType
 	}
 	return "application/octet-stream"
+}
+
+func (o *object) updatedOr() time.Time {
+	if o.updated.IsZero() {
+		return o.created
+	}
+	return o.updated
+}
+
+// withAttrs returns a new generation-less copy of o's metadata and content
+// reference with a as its attributes (for PATCH: same bytes, next
+// metageneration). The blob is shared: the caller makes it the current
+// object in place of o under the store's lock.
+func (o *object) withAttrs(a attrs) *object {
+	md5sum, crc := o.hashes()
+	c := &object{bucket: o.bucket, name: o.name, blob: o.blob, synthetic: o.synthetic, size: o.size,
+		attrs: a, generation: o.generation, metageneration: o.metageneration + 1, created: o.created}
+	c.hashOnce.Do(func() { c.md5, c.crc = md5sum, crc })
+	return c
 }
 
 func utf8Valid(s string) bool { return utf8.ValidString(s) }

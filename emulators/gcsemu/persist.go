@@ -29,6 +29,12 @@ type persistedMeta struct {
 	Metageneration int64     `json:"metageneration"`
 	Created        time.Time `json:"created"`
 	Blob           string    `json:"blob"`
+	Updated        time.Time `json:"updated,omitzero"`
+
+	ContentDisposition string            `json:"contentDisposition,omitempty"`
+	ContentEncoding    string            `json:"contentEncoding,omitempty"`
+	ContentLanguage    string            `json:"contentLanguage,omitempty"`
+	Metadata           map[string]string `json:"metadata,omitempty"`
 }
 
 func newPersister(dir string, blobs *blobstore.Store) (*persister, error) {
@@ -49,7 +55,9 @@ func (p *persister) save(o *object) error {
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return err
 	}
-	meta, _ := json.Marshal(persistedMeta{o.name, o.contentType, o.cacheControl, o.generation, o.metageneration, o.created, o.blob.Name()})
+	meta, _ := json.Marshal(persistedMeta{Name: o.name, ContentType: o.contentType, CacheControl: o.cacheControl,
+		Generation: o.generation, Metageneration: o.metageneration, Created: o.created, Blob: o.blob.Name(), Updated: o.updated,
+		ContentDisposition: o.contentDisposition, ContentEncoding: o.contentEncoding, ContentLanguage: o.contentLanguage, Metadata: o.metadata})
 	return writeAtomic(base+".json", meta)
 }
 
@@ -97,7 +105,9 @@ func (p *persister) loadInto(s *store) error {
 				return errors.New(f + ": " + err.Error())
 			}
 			o := newBlobObject(b, m.Name, blob, nil)
-			o.contentType, o.cacheControl = m.ContentType, m.CacheControl
+			o.attrs = attrs{contentType: m.ContentType, cacheControl: m.CacheControl, contentDisposition: m.ContentDisposition,
+				contentEncoding: m.ContentEncoding, contentLanguage: m.ContentLanguage, metadata: m.Metadata}
+			o.updated = m.Updated
 			o.generation, o.metageneration, o.created = m.Generation, max(m.Metageneration, 1), m.Created
 			s.load(o)
 		}

@@ -68,8 +68,8 @@ func (s *Server) resumableStart(w http.ResponseWriter, r *http.Request, b *bucke
 	if n := r.URL.Query().Get("name"); n != "" {
 		meta.Name = n
 	}
-	if meta.ContentType == "" {
-		meta.ContentType = r.Header.Get("X-Upload-Content-Type")
+	if meta.ContentType == nil && r.Header.Get("X-Upload-Content-Type") != "" {
+		meta.ContentType = ptr(r.Header.Get("X-Upload-Content-Type"))
 	}
 	if err := checkObjectName(meta.Name); err != nil {
 		writeJSONError(w, r, errBadRequest("%v", err))

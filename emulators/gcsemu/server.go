@@ -64,7 +64,7 @@ func New(cfg Config) (*Server, error) {
 				}
 				o = newBlobObject(bc.Name, oc.Name, blob, nil)
 			}
-			o.contentType, o.cacheControl = oc.ContentType, oc.CacheControl
+			o.contentType, o.cacheControl, o.metadata = oc.ContentType, oc.CacheControl, oc.Metadata
 			s.store.load(o)
 		}
 	}

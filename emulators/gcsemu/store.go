@@ -99,6 +99,32 @@ func (s *store) put(o *object, conds preconditions) error {
 	return nil
 }
 
+// patch replaces the current object with fn's new version of it (the same
+// bytes and generation) if conds hold.
+func (s *store) patch(bucket, name string, conds preconditions, fn func(cur *object) *object) (*object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	objs, ok := s.objects[bucket]
+	if !ok {
+		return nil, errNoSuchBucket(bucket)
+	}
+	cur := objs[name]
+	if cur == nil {
+		return nil, errNoSuchKey(bucket, name)
+	}
+	if err := conds.check(cur); err != nil {
+		return nil, err
+	}
+	n := fn(cur)
+	if s.persist != nil && n.blob != nil {
+		if err := s.persist.save(n); err != nil {
+			return nil, err
+		}
+	}
+	objs[name] = n
+	return n, nil
+}
+
 // open returns a reader over o's content if o is still its name's current
 // generation (under the lock, so an overwrite cannot remove the bytes
 // first); otherwise that generation is gone: 404.

@@ -15,11 +15,10 @@ import (
 
 // uploadMeta is the object metadata a client sends with an upload.
 type uploadMeta struct {
-	Name         string `json:"name"`
-	ContentType  string `json:"contentType"`
-	CacheControl string `json:"cacheControl"`
-	CRC32C       string `json:"crc32c"`
-	MD5Hash      string `json:"md5Hash"`
+	Name    string `json:"name"`
+	CRC32C  string `json:"crc32c"`
+	MD5Hash string `json:"md5Hash"`
+	attrsJSON
 }
 
 // serveUpload answers /upload/storage/v1/b/BUCKET/o: uploadType=media,
@@ -60,7 +59,8 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request, rest string
 	}
 	switch t := q.Get("uploadType"); t {
 	case "media":
-		meta := uploadMeta{Name: q.Get("name"), ContentType: r.Header.Get("Content-Type")}
+		meta := uploadMeta{Name: q.Get("name")}
+		meta.ContentType = ptr(r.Header.Get("Content-Type"))
 		if err := checkObjectName(meta.Name); err != nil {
 			writeJSONError(w, r, errBadRequest("%v", err))
 			return
@@ -119,8 +119,8 @@ func (s *Server) readMultipart(r *http.Request) (uploadMeta, *blobstore.Blob, bl
 	if err != nil {
 		return meta, nil, nil, err
 	}
-	if meta.ContentType == "" {
-		meta.ContentType = p.Header.Get("Content-Type")
+	if meta.ContentType == nil {
+		meta.ContentType = ptr(p.Header.Get("Content-Type"))
 	}
 	return meta, blob, d, nil
 }
@@ -134,7 +134,7 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, b *bucket,
 		writeJSONError(w, r, errBadRequest("%v", err))
 		return
 	}
-	o.contentType, o.cacheControl = meta.ContentType, meta.CacheControl
+	o.attrs.apply(meta.attrsJSON)
 	err := checkHash(o, "crc32c", meta.CRC32C)
 	if err == nil {
 		err = checkHash(o, "md5", meta.MD5Hash)
@@ -156,3 +156,5 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, b *bucket,
 	}
 	writeJSON(w, r, http.StatusOK, newObjectResource(r, b, o))
 }
+
+func ptr(s string) *string { return &s }

@@ -89,8 +89,7 @@ func (s *Server) xmlPut(w http.ResponseWriter, r *http.Request, b *bucket, name 
 		return err
 	}
 	o := newBlobObject(b.name, name, blob, d)
-	o.contentType = r.Header.Get("Content-Type")
-	o.cacheControl = r.Header.Get("Cache-Control")
+	o.attrs = headerAttrs(r.Header)
 	err = checkHashHeader(o, r.Header.Values("X-Goog-Hash"))
 	if err == nil {
 		err = checkHash(o, "md5", r.Header.Get("Content-MD5"))
