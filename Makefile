@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     ?= ./...
 BENCHTIME ?= 1s
 
-.PHONY: all test vet fmt-check build bench emulate clean conformance
+.PHONY: all test vet fmt-check build bench emulate clean conformance bucket-rss
 
 all: build test
 
@@ -39,6 +39,7 @@ bench:
 .PHONY: bench-peers
 bench-peers:
 	$(GO) run ./bench/cmd/bench-peers $(BENCH_PEERS_FLAGS)
+
 # The fault-load soak (reference/soak, issue #12): edgecache serve as a child
 # process, 64 clients, faults on a share of fills, version changes, every
 # body verified; prints the counts, the edge's peak RSS and origin bytes.
@@ -47,6 +48,13 @@ SOAK_DURATION ?= 60s
 .PHONY: soak
 soak:
 	$(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout 0 ./reference/soak/ -soak.duration $(SOAK_DURATION)
+
+# The bucket emulators' peak RSS (VmHWM of an originemu process) for a
+# 1 GiB aws CLI multipart upload and a 1 GiB Go client resumable upload to
+# disk-backed backends; fails at 128 MiB (emulators/bucketclients).
+.PHONY: bucket-rss
+bucket-rss:
+	EDGECONFORM_BUCKET_RSS=1 $(GO) test -count=1 -v -timeout 30m -run 'PeakRSS' ./emulators/bucketclients/
 
 # Start the origin emulator
 # with its default set of listeners (see the README). Ctrl-C stops it.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/emulators/rules"
 )
 
 // DefaultHostSuffix is the XML API's virtual-host suffix.
@@ -22,8 +23,17 @@ type Config struct {
 	Buckets []BucketConfig `json:"buckets"`
 	// Tokens are the bearer tokens accepted (for private buckets and writes).
 	Tokens []string `json:"tokens,omitempty"`
-	// Dir, if set, persists objects written through the API.
-	Dir string `json:"dir,omitempty"`
+	// DataDir, if set, keeps objects written through the API on disk
+	// (loaded again at start): uploads stream to files and downloads
+	// stream from them. Otherwise they live in memory.
+	DataDir string `json:"dataDir,omitempty"`
+	// MaxBytes bounds the bytes stored (in memory or under DataDir); an
+	// upload past it gets 507. 0 means no bound.
+	MaxBytes int64 `json:"maxBytes,omitempty"`
+	// UploadReadTimeout is the longest wait for the next bytes of an
+	// upload body; a stalled upload then gets 408 and its connection is
+	// closed. Default 30s.
+	UploadReadTimeout rules.Duration `json:"uploadReadTimeout,omitempty"`
 	// Now is the clock; default time.Now.
 	Now func() time.Time `json:"-"`
 }
@@ -45,6 +55,8 @@ type ObjectConfig struct {
 	Size         int64  `json:"size,omitempty"`
 	ContentType  string `json:"contentType,omitempty"`
 	CacheControl string `json:"cacheControl,omitempty"`
+	// Metadata is the object's custom metadata (x-goog-meta-*).
+	Metadata map[string]string `json:"metadata,omitempty"`
 }
 
 func (c *Config) anyHost() bool { return c.AnyHost == nil || *c.AnyHost }
@@ -80,6 +92,12 @@ func (c *Config) check() error {
 				l.Add(of+".size", "give body or size, not both")
 			}
 		}
+	}
+	if c.MaxBytes < 0 {
+		l.Add("maxBytes", "must not be negative")
+	}
+	if c.UploadReadTimeout < 0 {
+		l.Add("uploadReadTimeout", "must not be negative")
 	}
 	for i, t := range c.Tokens {
 		if t == "" || strings.ContainsAny(t, " \t\r\n") {

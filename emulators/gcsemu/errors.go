@@ -57,6 +57,10 @@ func asAPIError(err error) *apiError {
 }
 
 func writeAuthHeaders(w http.ResponseWriter, e *apiError) {
+	if e.code == "RequestTimeout" {
+		// The rest of a stalled body may still come: no keep-alive.
+		w.Header().Set("Connection", "close")
+	}
 	if e.status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="https://accounts.google.com/"`)
 	}

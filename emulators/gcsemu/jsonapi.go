@@ -22,20 +22,28 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, rest string, 
 		writeJSONError(w, r, errBadRequest("invalid bucket name"))
 		return
 	}
-	var obj string
+	var obj, op string
 	switch {
 	case len(parts) == 2:
 	case parts[2] != "o":
 		writeJSONError(w, r, errNotFound(r.URL.Path))
 		return
 	case len(parts) == 4:
-		if obj, err = url.PathUnescape(parts[3]); err != nil || obj == "" {
+		// An object name is escaped whole, so a "/" starts an operation:
+		// OBJ/copyTo/b/B/o/O, OBJ/rewriteTo/b/B/o/O or OBJ/compose.
+		escaped, rest, _ := strings.Cut(parts[3], "/")
+		if obj, err = url.PathUnescape(escaped); err != nil || obj == "" {
 			writeJSONError(w, r, errBadRequest("invalid object name"))
 			return
 		}
+		op = rest
+	}
+	if op != "" {
+		s.jsonObjectOp(w, r, name, obj, op)
+		return
 	}
 	a := accessRead
-	if r.Method == http.MethodDelete {
+	if !isRead(r) {
 		a = accessWrite
 	}
 	b := s.store.bucket(name)
@@ -56,6 +64,8 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, rest string, 
 		s.jsonGet(w, r, b, obj, download)
 	case len(parts) == 4 && r.Method == http.MethodDelete:
 		s.jsonDelete(w, r, b, obj)
+	case len(parts) == 4 && (r.Method == http.MethodPatch || r.Method == http.MethodPut):
+		s.jsonPatch(w, r, b, obj)
 	default:
 		writeJSONError(w, r, errMethod(r.Method))
 	}
@@ -100,7 +110,9 @@ func (s *Server) jsonGet(w http.ResponseWriter, r *http.Request, b *bucket, name
 		return
 	}
 	if download || q.Get("alt") == "media" {
-		serveMedia(w, r, b, o)
+		if err := s.serveMedia(w, r, b, o); err != nil {
+			writeJSONError(w, r, err)
+		}
 		return
 	}
 	writeJSON(w, r, http.StatusOK, newObjectResource(r, b, o))

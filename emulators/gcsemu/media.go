@@ -18,12 +18,19 @@ func setObjectHeaders(h http.Header, b *bucket, o *object) {
 	h.Set("Cache-Control", cacheControl(b, o))
 	h.Set("Content-Type", o.contentTypeOr())
 	h.Set("Accept-Ranges", "bytes")
+	o.attrs.setHeaders(h)
 }
 
 // serveMedia answers GET or HEAD with the object's bytes: Range (206),
 // If-None-Match / If-Modified-Since (304) and If-Match /
 // If-Unmodified-Since (412) as http.ServeContent does them.
-func serveMedia(w http.ResponseWriter, r *http.Request, b *bucket, o *object) {
+func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request, b *bucket, o *object) error {
+	body, err := s.store.open(o)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
 	setObjectHeaders(w.Header(), b, o)
-	http.ServeContent(w, r, "", o.created, o.content())
+	http.ServeContent(w, r, "", o.created, body)
+	return nil
 }

@@ -75,7 +75,7 @@ func TestConfigErrors(t *testing.T) {
 // With Dir, written objects survive a restart; deleted ones do not.
 func TestPersistence(t *testing.T) {
 	cfg := testConfig()
-	cfg.Dir = t.TempDir()
+	cfg.DataDir = t.TempDir()
 	_, base := newTestServer(t, cfg)
 	host := pubBucket + ".storage.googleapis.com"
 	do(t, base, exchange{method: "PUT", path: "/keep/me", host: host, token: goodToken, body: "kept", headers: map[string]string{"Content-Type": "text/kept"}})

@@ -1,7 +1,6 @@
 package gcsemu
 
 import (
-	"bytes"
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/binary"
@@ -12,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/edgeconform/edgeconform/emulators/blobstore"
 	"github.com/edgeconform/edgeconform/emulators/synth"
 )
 
@@ -21,37 +21,53 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // stored, except for its lazily computed hashes.
 type object struct {
 	bucket, name   string
-	data           []byte        // fixed content, or nil
-	synthetic      *synth.Object // synthetic content, or nil
+	blob           *blobstore.Blob // stored content, or nil
+	synthetic      *synth.Object   // synthetic content, or nil
 	size           int64
-	contentType    string
-	cacheControl   string
+	attrs          // contentType, cacheControl, metadata, ...
 	generation     int64
 	metageneration int64
 	created        time.Time
+	updated        time.Time // of the metadata (PATCH); created if zero
 
 	hashOnce sync.Once
 	md5      [md5.Size]byte
 	crc      uint32
 }
 
-func newDataObject(bucket, name string, data []byte) *object {
-	return &object{bucket: bucket, name: name, data: data, size: int64(len(data)), metageneration: 1}
+// newBlobObject is an object whose bytes are blob; d, if it holds md5 and
+// crc32c, saves hashing the content again.
+func newBlobObject(bucket, name string, blob *blobstore.Blob, d blobstore.Digests) *object {
+	o := &object{bucket: bucket, name: name, blob: blob, size: blob.Size(), metageneration: 1}
+	if len(d["md5"]) == md5.Size && len(d["crc32c"]) == 4 {
+		o.hashOnce.Do(func() {
+			copy(o.md5[:], d["md5"])
+			o.crc = binary.BigEndian.Uint32(d["crc32c"])
+		})
+	}
+	return o
 }
 
 // content returns a fresh reader over the object's bytes.
-func (o *object) content() io.ReadSeeker {
+func (o *object) content() (io.ReadSeekCloser, error) {
 	if o.synthetic != nil {
-		return o.synthetic.NewReader()
+		return nopCloser{o.synthetic.NewReader()}, nil
 	}
-	return bytes.NewReader(o.data)
+	return o.blob.Open()
 }
+
+type nopCloser struct{ io.ReadSeeker }
+
+func (nopCloser) Close() error { return nil }
 
 func (o *object) hashes() (md5sum [md5.Size]byte, crc uint32) {
 	o.hashOnce.Do(func() {
 		m := md5.New()
 		c := crc32.New(castagnoli)
-		io.Copy(io.MultiWriter(m, c), o.content())
+		if r, err := o.content(); err == nil {
+			io.Copy(io.MultiWriter(m, c), r)
+			r.Close()
+		}
 		copy(o.md5[:], m.Sum(nil))
 		o.crc = c.Sum32()
 	})
@@ -95,6 +111,25 @@ func (o *object) contentTypeOr() string {
 		return o.contentType
 	}
 	return "application/octet-stream"
+}
+
+func (o *object) updatedOr() time.Time {
+	if o.updated.IsZero() {
+		return o.created
+	}
+	return o.updated
+}
+
+// withAttrs returns a new generation-less copy of o's metadata and content
+// reference with a as its attributes (for PATCH: same bytes, next
+// metageneration). The blob is shared: the caller makes it the current
+// object in place of o under the store's lock.
+func (o *object) withAttrs(a attrs) *object {
+	md5sum, crc := o.hashes()
+	c := &object{bucket: o.bucket, name: o.name, blob: o.blob, synthetic: o.synthetic, size: o.size,
+		attrs: a, generation: o.generation, metageneration: o.metageneration + 1, created: o.created}
+	c.hashOnce.Do(func() { c.md5, c.crc = md5sum, crc })
+	return c
 }
 
 func utf8Valid(s string) bool { return utf8.ValidString(s) }

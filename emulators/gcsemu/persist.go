@@ -7,15 +7,19 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/blobstore"
 )
 
-// persister keeps objects written through the API under dir:
-// dir/BUCKET/HEXNAME.json (metadata) and dir/BUCKET/HEXNAME.data (bytes).
-// Configured objects are not written; a persisted object overrides a
-// configured one of the same name.
-type persister struct{ dir string }
+// persister keeps the metadata of objects written through the API under
+// dir: dir/objects/BUCKET/HEXNAME.json, naming the object's blob (the bytes,
+// under dir/blobs/, kept by blobstore). Configured objects are not written;
+// a persisted object overrides a configured one of the same name.
+type persister struct {
+	dir   string
+	blobs *blobstore.Store
+}
 
 type persistedMeta struct {
 	Name           string    `json:"name"`
@@ -24,30 +28,36 @@ type persistedMeta struct {
 	Generation     int64     `json:"generation"`
 	Metageneration int64     `json:"metageneration"`
 	Created        time.Time `json:"created"`
+	Blob           string    `json:"blob"`
+	Updated        time.Time `json:"updated,omitzero"`
+
+	ContentDisposition string            `json:"contentDisposition,omitempty"`
+	ContentEncoding    string            `json:"contentEncoding,omitempty"`
+	ContentLanguage    string            `json:"contentLanguage,omitempty"`
+	Metadata           map[string]string `json:"metadata,omitempty"`
 }
 
-func newPersister(dir string) (*persister, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func newPersister(dir string, blobs *blobstore.Store) (*persister, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "objects"), 0o755); err != nil {
 		return nil, err
 	}
-	return &persister{dir: dir}, nil
+	return &persister{dir: dir, blobs: blobs}, nil
 }
 
 func (p *persister) base(bucket, name string) string {
-	return filepath.Join(p.dir, bucket, hex.EncodeToString([]byte(name)))
+	return filepath.Join(p.dir, "objects", bucket, hex.EncodeToString([]byte(name)))
 }
 
-// save writes o's bytes, then its metadata (the metadata file marks a
-// complete object), each through a temporary file and a rename.
+// save writes o's metadata (its blob is already a complete file) through
+// a temporary file and a rename.
 func (p *persister) save(o *object) error {
 	base := p.base(o.bucket, o.name)
 	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return err
 	}
-	meta, _ := json.Marshal(persistedMeta{o.name, o.contentType, o.cacheControl, o.generation, o.metageneration, o.created})
-	if err := writeAtomic(base+".data", o.data); err != nil {
-		return err
-	}
+	meta, _ := json.Marshal(persistedMeta{Name: o.name, ContentType: o.contentType, CacheControl: o.cacheControl,
+		Generation: o.generation, Metageneration: o.metageneration, Created: o.created, Blob: o.blob.Name(), Updated: o.updated,
+		ContentDisposition: o.contentDisposition, ContentEncoding: o.contentEncoding, ContentLanguage: o.contentLanguage, Metadata: o.metadata})
 	return writeAtomic(base+".json", meta)
 }
 
@@ -61,7 +71,7 @@ func writeAtomic(path string, data []byte) error {
 
 func (p *persister) remove(bucket, name string) error {
 	base := p.base(bucket, name)
-	err := errors.Join(os.Remove(base+".json"), os.Remove(base+".data"))
+	err := os.Remove(base + ".json")
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -77,7 +87,7 @@ func (p *persister) loadInto(s *store) error {
 	}
 	s.mu.RUnlock()
 	for _, b := range names {
-		files, err := filepath.Glob(filepath.Join(p.dir, b, "*.json"))
+		files, err := filepath.Glob(filepath.Join(p.dir, "objects", b, "*.json"))
 		if err != nil {
 			return err
 		}
@@ -90,12 +100,14 @@ func (p *persister) loadInto(s *store) error {
 			if err := json.Unmarshal(raw, &m); err != nil {
 				return errors.New(f + ": " + err.Error())
 			}
-			data, err := os.ReadFile(strings.TrimSuffix(f, ".json") + ".data")
+			blob, err := p.blobs.Load(m.Blob)
 			if err != nil {
-				return err
+				return errors.New(f + ": " + err.Error())
 			}
-			o := newDataObject(b, m.Name, data)
-			o.contentType, o.cacheControl = m.ContentType, m.CacheControl
+			o := newBlobObject(b, m.Name, blob, nil)
+			o.attrs = attrs{contentType: m.ContentType, cacheControl: m.CacheControl, contentDisposition: m.ContentDisposition,
+				contentEncoding: m.ContentEncoding, contentLanguage: m.ContentLanguage, metadata: m.Metadata}
+			o.updated = m.Updated
 			o.generation, o.metageneration, o.created = m.Generation, max(m.Metageneration, 1), m.Created
 			s.load(o)
 		}

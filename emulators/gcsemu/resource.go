@@ -26,6 +26,11 @@ type objectResource struct {
 	Updated        string `json:"updated"`
 	TimeStorage    string `json:"timeStorageClassUpdated"`
 	CacheControl   string `json:"cacheControl,omitempty"`
+
+	ContentDisposition string            `json:"contentDisposition,omitempty"`
+	ContentEncoding    string            `json:"contentEncoding,omitempty"`
+	ContentLanguage    string            `json:"contentLanguage,omitempty"`
+	Metadata           map[string]string `json:"metadata,omitempty"`
 }
 
 // bucketResource is the JSON API's bucket metadata.
@@ -74,9 +79,14 @@ func newObjectResource(r *http.Request, b *bucket, o *object) objectResource {
 		CRC32C:         o.crc32cBase64(),
 		ETag:           o.jsonETag(),
 		TimeCreated:    rfc3339(o.created),
-		Updated:        rfc3339(o.created),
+		Updated:        rfc3339(o.updatedOr()),
 		TimeStorage:    rfc3339(o.created),
 		CacheControl:   cacheControl(b, o),
+
+		ContentDisposition: o.contentDisposition,
+		ContentEncoding:    o.contentEncoding,
+		ContentLanguage:    o.contentLanguage,
+		Metadata:           o.metadata,
 	}
 }
 

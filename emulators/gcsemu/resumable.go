@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/edgeconform/edgeconform/emulators/blobstore"
 )
 
 // session is one resumable upload in progress.
@@ -18,7 +20,7 @@ type session struct {
 	bucket *bucket
 	meta   uploadMeta
 	conds  preconditions
-	data   []byte
+	w      *blobstore.Writer // the bytes received so far
 }
 
 // uploads holds the resumable sessions by upload_id.
@@ -66,14 +68,19 @@ func (s *Server) resumableStart(w http.ResponseWriter, r *http.Request, b *bucke
 	if n := r.URL.Query().Get("name"); n != "" {
 		meta.Name = n
 	}
-	if meta.ContentType == "" {
-		meta.ContentType = r.Header.Get("X-Upload-Content-Type")
+	if meta.ContentType == nil && r.Header.Get("X-Upload-Content-Type") != "" {
+		meta.ContentType = ptr(r.Header.Get("X-Upload-Content-Type"))
 	}
 	if err := checkObjectName(meta.Name); err != nil {
 		writeJSONError(w, r, errBadRequest("%v", err))
 		return
 	}
-	id := s.uploads.add(&session{bucket: b, meta: meta, conds: conds})
+	bw, err := s.store.blobs.Create("crc32c")
+	if err != nil {
+		writeJSONError(w, r, uploadError(err))
+		return
+	}
+	id := s.uploads.add(&session{bucket: b, meta: meta, conds: conds, w: bw})
 	loc := baseURL(r) + "/upload/storage/v1/b/" + url.PathEscape(b.name) + "/o?uploadType=resumable&upload_id=" + id
 	w.Header().Set("Location", loc)
 	w.Header().Set("X-GUploader-UploadID", id)
@@ -127,6 +134,9 @@ func (s *Server) resumableChunk(w http.ResponseWriter, r *http.Request, bucketNa
 	switch r.Method {
 	case http.MethodDelete:
 		s.uploads.remove(id)
+		sess.mu.Lock()
+		sess.w.Abort()
+		sess.mu.Unlock()
 		w.WriteHeader(499) // what Cloud Storage answers a cancelled session
 		return
 	case http.MethodPut, http.MethodPost:
@@ -136,6 +146,10 @@ func (s *Server) resumableChunk(w http.ResponseWriter, r *http.Request, bucketNa
 	}
 	sess.mu.Lock()
 	defer sess.mu.Unlock()
+	if s.uploads.get(id) != sess {
+		writeJSONError(w, r, &apiError{http.StatusNotFound, "NoSuchUpload", "notFound", "No such upload session: " + id})
+		return
+	}
 	cr := contentRange{first: -1, last: -1, total: -1}
 	if v := r.Header.Get("Content-Range"); v != "" {
 		var ok bool
@@ -143,43 +157,84 @@ func (s *Server) resumableChunk(w http.ResponseWriter, r *http.Request, bucketNa
 			writeJSONError(w, r, errBadRequest("invalid Content-Range %q", v))
 			return
 		}
-	}
-	body, err := readBody(r.Body)
-	if err != nil {
-		writeJSONError(w, r, err)
-		return
-	}
-	have := int64(len(sess.data))
-	switch {
-	case r.Header.Get("Content-Range") == "":
+	} else {
 		// The whole object in one request.
-		sess.data, cr.total = body, int64(len(body))
+		if err := sess.w.Truncate(0); err != nil {
+			writeJSONError(w, r, err)
+			return
+		}
+		cr.first = 0
+	}
+	body := s.bodyReader(r)
+	defer body.Close()
+	have := sess.w.Size()
+	switch {
 	case cr.first < 0:
-		if len(body) > 0 {
+		if n, _ := io.CopyN(io.Discard, body, 1); n > 0 {
 			writeJSONError(w, r, errBadRequest("Content-Range without bytes but a body"))
 			return
 		}
-	case cr.last-cr.first+1 != int64(len(body)):
-		writeJSONError(w, r, errBadRequest("Content-Range %d-%d does not match a body of %d bytes", cr.first, cr.last, len(body)))
-		return
 	case cr.first > have:
 		writeJSONError(w, r, errBadRequest("chunk starts at %d but only %d bytes were received", cr.first, have))
 		return
-	case cr.last >= have:
-		// Keep only the bytes not received yet (a retried chunk overlaps).
-		sess.data = append(sess.data, body[have-cr.first:]...)
+	default:
+		if err := s.appendChunk(sess, body, cr, have); err != nil {
+			writeJSONError(w, r, err)
+			return
+		}
+		if r.Header.Get("Content-Range") == "" {
+			cr.total = sess.w.Size()
+		}
 	}
-	if int64(len(sess.data)) > maxUpload || (cr.total >= 0 && int64(len(sess.data)) > cr.total) {
+	got := sess.w.Size()
+	if cr.total >= 0 && got > cr.total {
 		s.uploads.remove(id)
+		sess.w.Abort()
 		writeJSONError(w, r, errBadRequest("upload larger than its declared size"))
 		return
 	}
-	if cr.total >= 0 && int64(len(sess.data)) == cr.total {
+	if cr.total >= 0 && got == cr.total {
 		s.uploads.remove(id)
-		s.finishUpload(w, r, sess.bucket, sess.meta, sess.conds, sess.data, r.Header.Values("X-Goog-Hash"))
+		d := sess.w.Digests()
+		blob, err := sess.w.Commit()
+		if err != nil {
+			writeJSONError(w, r, uploadError(err))
+			return
+		}
+		s.finishUpload(w, r, sess.bucket, sess.meta, sess.conds, newBlobObject(sess.bucket.name, sess.meta.Name, blob, d), r.Header.Values("X-Goog-Hash"))
 		return
 	}
-	resumeIncomplete(w, r, int64(len(sess.data)))
+	resumeIncomplete(w, r, got)
+}
+
+// appendChunk appends a chunk's bytes not received yet (a retried chunk
+// overlaps) to the session. A chunk whose body is shorter or longer than
+// its Content-Range, or that stalls, is taken back whole.
+func (s *Server) appendChunk(sess *session, body io.Reader, cr contentRange, have int64) error {
+	size := int64(-1) // unknown without Content-Range
+	if cr.last >= 0 {
+		size = cr.last - cr.first + 1
+	}
+	skip := have - cr.first
+	if n, err := io.CopyN(io.Discard, body, skip); err != nil || n != skip {
+		return errBadRequest("Content-Range %d-%d does not match the body", cr.first, cr.last)
+	}
+	src := body
+	if size >= 0 {
+		src = io.LimitReader(body, size-skip+1)
+	}
+	err := s.copyUpload(sess.w, src)
+	n := skip + sess.w.Size() - have
+	if err == nil && size >= 0 && n != size {
+		err = errBadRequest("Content-Range %d-%d does not match a body of %d bytes", cr.first, cr.last, n)
+	}
+	if err != nil {
+		if terr := sess.w.Truncate(have); terr != nil {
+			return terr
+		}
+		return err
+	}
+	return nil
 }
 
 // resumeIncomplete says "308 Resume Incomplete", or 200 with

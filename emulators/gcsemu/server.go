@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/blobstore"
 	"github.com/edgeconform/edgeconform/emulators/synth"
 )
 
@@ -19,10 +20,12 @@ type Server struct {
 	now     func() time.Time
 	store   *store
 	uploads *uploads
+	// uploadTimeout bounds the wait for an upload body's next bytes.
+	uploadTimeout time.Duration
 }
 
 // New checks cfg and builds the service with its configured objects (and,
-// with cfg.Dir, those persisted by an earlier run).
+// with cfg.DataDir, those persisted by an earlier run).
 func New(cfg Config) (*Server, error) {
 	if err := cfg.check(); err != nil {
 		return nil, fmt.Errorf("gcsemu: %w", err)
@@ -39,29 +42,39 @@ func New(cfg Config) (*Server, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.store = newStore(s.now)
+	s.uploadTimeout = cfg.UploadReadTimeout.D()
+	blobs, err := blobstore.New(blobstore.Config{Dir: cfg.DataDir, MaxBytes: cfg.MaxBytes})
+	if err != nil {
+		return nil, fmt.Errorf("gcsemu: dataDir: %w", err)
+	}
+	s.store = newStore(s.now, blobs)
 	s.uploads = newUploads()
 	start := s.now().UTC()
 	for _, bc := range cfg.Buckets {
 		s.store.addBucket(&bucket{name: bc.Name, public: bc.Public, created: start})
 		for _, oc := range bc.Objects {
-			o := newDataObject(bc.Name, oc.Name, []byte(oc.Body))
+			var o *object
 			if oc.Body == "" && oc.Size > 0 {
-				o.data = nil
-				o.synthetic = &synth.Object{Path: "/" + bc.Name + "/" + oc.Name, Size: oc.Size, Version: "1"}
-				o.size = oc.Size
+				o = &object{bucket: bc.Name, name: oc.Name, size: oc.Size, metageneration: 1,
+					synthetic: &synth.Object{Path: "/" + bc.Name + "/" + oc.Name, Size: oc.Size, Version: "1"}}
+			} else {
+				blob, err := blobs.Bytes([]byte(oc.Body))
+				if err != nil {
+					return nil, fmt.Errorf("gcsemu: buckets %q: object %q: %w", bc.Name, oc.Name, err)
+				}
+				o = newBlobObject(bc.Name, oc.Name, blob, nil)
 			}
-			o.contentType, o.cacheControl = oc.ContentType, oc.CacheControl
+			o.contentType, o.cacheControl, o.metadata = oc.ContentType, oc.CacheControl, oc.Metadata
 			s.store.load(o)
 		}
 	}
-	if cfg.Dir != "" {
-		p, err := newPersister(cfg.Dir)
+	if cfg.DataDir != "" {
+		p, err := newPersister(cfg.DataDir, blobs)
 		if err != nil {
-			return nil, fmt.Errorf("gcsemu: dir: %w", err)
+			return nil, fmt.Errorf("gcsemu: dataDir: %w", err)
 		}
 		if err := p.loadInto(s.store); err != nil {
-			return nil, fmt.Errorf("gcsemu: dir: %w", err)
+			return nil, fmt.Errorf("gcsemu: dataDir: %w", err)
 		}
 		s.store.persist = p
 	}

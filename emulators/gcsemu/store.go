@@ -1,10 +1,13 @@
 package gcsemu
 
 import (
+	"io"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/blobstore"
 )
 
 // bucket is a configured bucket.
@@ -17,7 +20,8 @@ type bucket struct {
 // store holds every bucket's objects (newest generation only).
 type store struct {
 	now     func() time.Time
-	persist *persister // nil without Config.Dir
+	blobs   *blobstore.Store
+	persist *persister // nil without Config.DataDir
 
 	mu      sync.RWMutex
 	buckets map[string]*bucket
@@ -25,8 +29,8 @@ type store struct {
 	lastGen int64
 }
 
-func newStore(now func() time.Time) *store {
-	return &store{now: now, buckets: map[string]*bucket{}, objects: map[string]map[string]*object{}}
+func newStore(now func() time.Time, blobs *blobstore.Store) *store {
+	return &store{now: now, blobs: blobs, buckets: map[string]*bucket{}, objects: map[string]map[string]*object{}}
 }
 
 func (s *store) addBucket(b *bucket) {
@@ -60,15 +64,19 @@ func (s *store) nextGenLocked() int64 {
 }
 
 // put stores o as the newest generation of its name if conds hold for the
-// current one. It fills o's generation and times.
+// current one. It fills o's generation and times. The store owns o's blob:
+// it is released if o is not stored, and the replaced generation's is.
 func (s *store) put(o *object, conds preconditions) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	objs, ok := s.objects[o.bucket]
 	if !ok {
+		o.blob.Release()
 		return errNoSuchBucket(o.bucket)
 	}
-	if err := conds.check(objs[o.name]); err != nil {
+	old := objs[o.name]
+	if err := conds.check(old); err != nil {
+		o.blob.Release()
 		return err
 	}
 	o.generation = s.nextGenLocked()
@@ -78,11 +86,55 @@ func (s *store) put(o *object, conds preconditions) error {
 	if o.created.IsZero() {
 		o.created = time.UnixMicro(o.generation).UTC()
 	}
+	if s.persist != nil && o.blob != nil {
+		if err := s.persist.save(o); err != nil {
+			o.blob.Release()
+			return err
+		}
+	}
 	objs[o.name] = o
-	if s.persist != nil {
-		return s.persist.save(o)
+	if old != nil && old.blob != o.blob {
+		old.blob.Release()
 	}
 	return nil
+}
+
+// patch replaces the current object with fn's new version of it (the same
+// bytes and generation) if conds hold.
+func (s *store) patch(bucket, name string, conds preconditions, fn func(cur *object) *object) (*object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	objs, ok := s.objects[bucket]
+	if !ok {
+		return nil, errNoSuchBucket(bucket)
+	}
+	cur := objs[name]
+	if cur == nil {
+		return nil, errNoSuchKey(bucket, name)
+	}
+	if err := conds.check(cur); err != nil {
+		return nil, err
+	}
+	n := fn(cur)
+	if s.persist != nil && n.blob != nil {
+		if err := s.persist.save(n); err != nil {
+			return nil, err
+		}
+	}
+	objs[name] = n
+	return n, nil
+}
+
+// open returns a reader over o's content if o is still its name's current
+// generation (under the lock, so an overwrite cannot remove the bytes
+// first); otherwise that generation is gone: 404.
+func (s *store) open(o *object) (io.ReadSeekCloser, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.objects[o.bucket][o.name] != o {
+		return nil, errNoSuchKey(o.bucket, o.name)
+	}
+	return o.content()
 }
 
 // load stores o as it is (from configuration or disk).
@@ -96,6 +148,9 @@ func (s *store) load(o *object) {
 	}
 	if o.created.IsZero() {
 		o.created = time.UnixMicro(o.generation).UTC()
+	}
+	if old := s.objects[o.bucket][o.name]; old != nil {
+		old.blob.Release()
 	}
 	s.objects[o.bucket][o.name] = o
 }
@@ -115,7 +170,8 @@ func (s *store) delete(bucket, name string, conds preconditions) error {
 		return err
 	}
 	delete(objs, name)
-	if s.persist != nil {
+	o.blob.Release()
+	if s.persist != nil && o.blob != nil {
 		return s.persist.remove(bucket, name)
 	}
 	return nil

@@ -2,21 +2,23 @@ package gcsemu
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/edgeconform/edgeconform/emulators/blobstore"
 )
 
 // uploadMeta is the object metadata a client sends with an upload.
 type uploadMeta struct {
-	Name         string `json:"name"`
-	ContentType  string `json:"contentType"`
-	CacheControl string `json:"cacheControl"`
-	CRC32C       string `json:"crc32c"`
-	MD5Hash      string `json:"md5Hash"`
+	Name    string `json:"name"`
+	CRC32C  string `json:"crc32c"`
+	MD5Hash string `json:"md5Hash"`
+	attrsJSON
 }
 
 // serveUpload answers /upload/storage/v1/b/BUCKET/o: uploadType=media,
@@ -57,15 +59,22 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request, rest string
 	}
 	switch t := q.Get("uploadType"); t {
 	case "media":
-		meta := uploadMeta{Name: q.Get("name"), ContentType: r.Header.Get("Content-Type")}
-		data, err := readBody(r.Body)
+		meta := uploadMeta{Name: q.Get("name")}
+		meta.ContentType = ptr(r.Header.Get("Content-Type"))
+		if err := checkObjectName(meta.Name); err != nil {
+			writeJSONError(w, r, errBadRequest("%v", err))
+			return
+		}
+		body := s.bodyReader(r)
+		defer body.Close()
+		blob, d, err := s.receive(body)
 		if err != nil {
 			writeJSONError(w, r, err)
 			return
 		}
-		s.finishUpload(w, r, b, meta, conds, data, r.Header.Values("X-Goog-Hash"))
+		s.finishUpload(w, r, b, meta, conds, newBlobObject(b.name, meta.Name, blob, d), r.Header.Values("X-Goog-Hash"))
 	case "multipart":
-		meta, data, err := readMultipart(r)
+		meta, blob, d, err := s.readMultipart(r)
 		if err != nil {
 			writeJSONError(w, r, err)
 			return
@@ -73,7 +82,7 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request, rest string
 		if q.Get("name") != "" {
 			meta.Name = q.Get("name")
 		}
-		s.finishUpload(w, r, b, meta, conds, data, r.Header.Values("X-Goog-Hash"))
+		s.finishUpload(w, r, b, meta, conds, newBlobObject(b.name, meta.Name, blob, d), r.Header.Values("X-Goog-Hash"))
 	case "resumable":
 		s.resumableStart(w, r, b, conds)
 	default:
@@ -81,56 +90,51 @@ func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request, rest string
 	}
 }
 
-func readBody(body io.Reader) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(body, maxUpload+1))
-	if err != nil {
-		return nil, errBadRequest("reading body: %v", err)
-	}
-	if len(data) > maxUpload {
-		return nil, &apiError{http.StatusRequestEntityTooLarge, "EntityTooLarge", "uploadTooLarge", "object too large"}
-	}
-	return data, nil
-}
-
 // readMultipart splits a multipart/related upload into its JSON metadata
-// part and its media part.
-func readMultipart(r *http.Request) (uploadMeta, []byte, error) {
+// part and its media part, streamed into a blob.
+func (s *Server) readMultipart(r *http.Request) (uploadMeta, *blobstore.Blob, blobstore.Digests, error) {
 	var meta uploadMeta
 	mt, params, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || !strings.HasPrefix(mt, "multipart/") || params["boundary"] == "" {
-		return meta, nil, errBadRequest("multipart upload needs a multipart/related Content-Type with a boundary")
+		return meta, nil, nil, errBadRequest("multipart upload needs a multipart/related Content-Type with a boundary")
 	}
-	mr := multipart.NewReader(io.LimitReader(r.Body, maxUpload+1<<20), params["boundary"])
+	body := s.bodyReader(r)
+	defer body.Close()
+	mr := multipart.NewReader(body, params["boundary"])
 	p, err := mr.NextPart()
 	if err != nil {
-		return meta, nil, errBadRequest("multipart metadata part: %v", err)
+		return meta, nil, nil, uploadError(fmt.Errorf("multipart metadata part: %w", err))
 	}
 	if err := json.NewDecoder(io.LimitReader(p, 1<<20)).Decode(&meta); err != nil {
-		return meta, nil, errBadRequest("multipart metadata: %v", err)
+		return meta, nil, nil, uploadError(fmt.Errorf("multipart metadata: %w", err))
+	}
+	if err := checkObjectName(meta.Name); err != nil && r.URL.Query().Get("name") == "" {
+		return meta, nil, nil, errBadRequest("%v", err)
 	}
 	p, err = mr.NextPart()
 	if err != nil {
-		return meta, nil, errBadRequest("multipart media part: %v", err)
+		return meta, nil, nil, uploadError(fmt.Errorf("multipart media part: %w", err))
 	}
-	data, err := readBody(p)
+	blob, d, err := s.receive(p)
 	if err != nil {
-		return meta, nil, err
+		return meta, nil, nil, err
 	}
-	if meta.ContentType == "" {
-		meta.ContentType = p.Header.Get("Content-Type")
+	if meta.ContentType == nil {
+		meta.ContentType = ptr(p.Header.Get("Content-Type"))
 	}
-	return meta, data, nil
+	return meta, blob, d, nil
 }
 
-// finishUpload checks and stores an uploaded object and answers with its
-// metadata.
-func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, b *bucket, meta uploadMeta, conds preconditions, data []byte, hashHeaders []string) {
+// finishUpload checks and stores an uploaded object (o, whose blob it
+// owns) and answers with its metadata.
+func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, b *bucket, meta uploadMeta, conds preconditions, o *object, hashHeaders []string) {
+	o.name = meta.Name
 	if err := checkObjectName(meta.Name); err != nil {
+		o.blob.Release()
 		writeJSONError(w, r, errBadRequest("%v", err))
 		return
 	}
-	o := newDataObject(b.name, meta.Name, data)
-	o.contentType, o.cacheControl = meta.ContentType, meta.CacheControl
+	o.attrs.apply(meta.attrsJSON)
 	err := checkHash(o, "crc32c", meta.CRC32C)
 	if err == nil {
 		err = checkHash(o, "md5", meta.MD5Hash)
@@ -139,7 +143,12 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, b *bucket,
 		err = checkHashHeader(o, hashHeaders)
 	}
 	if err == nil {
+		err = checkHash(o, "md5", r.Header.Get("Content-MD5"))
+	}
+	if err == nil {
 		err = s.store.put(o, conds)
+	} else {
+		o.blob.Release()
 	}
 	if err != nil {
 		writeJSONError(w, r, err)
@@ -147,3 +156,5 @@ func (s *Server) finishUpload(w http.ResponseWriter, r *http.Request, b *bucket,
 	}
 	writeJSON(w, r, http.StatusOK, newObjectResource(r, b, o))
 }
+
+func ptr(s string) *string { return &s }

@@ -1,14 +1,9 @@
 package gcsemu
 
 import (
-	"io"
 	"net/http"
 	"net/url"
 )
-
-// maxUpload bounds an object written through the API (objects live in
-// memory).
-const maxUpload = 1 << 30
 
 // serveXML answers the XML API for bucket name and the (still escaped)
 // object path.
@@ -73,29 +68,34 @@ func (s *Server) xmlGet(w http.ResponseWriter, r *http.Request, b *bucket, name 
 	if err := conds.check(o); err != nil {
 		return err
 	}
-	serveMedia(w, r, b, o)
-	return nil
+	return s.serveMedia(w, r, b, o)
 }
 
 func (s *Server) xmlPut(w http.ResponseWriter, r *http.Request, b *bucket, name string) error {
 	if err := checkObjectName(name); err != nil {
 		return errBadRequest("%v", err)
 	}
+	if r.Header.Get("X-Goog-Copy-Source") != "" {
+		return s.xmlCopy(w, r, b, name)
+	}
 	conds, err := headerConditions(r.Header)
 	if err != nil {
 		return err
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxUpload+1))
+	body := s.bodyReader(r)
+	defer body.Close()
+	blob, d, err := s.receive(body)
 	if err != nil {
-		return errBadRequest("reading body: %v", err)
+		return err
 	}
-	if len(data) > maxUpload {
-		return &apiError{http.StatusRequestEntityTooLarge, "EntityTooLarge", "uploadTooLarge", "object too large"}
+	o := newBlobObject(b.name, name, blob, d)
+	o.attrs = headerAttrs(r.Header)
+	err = checkHashHeader(o, r.Header.Values("X-Goog-Hash"))
+	if err == nil {
+		err = checkHash(o, "md5", r.Header.Get("Content-MD5"))
 	}
-	o := newDataObject(b.name, name, data)
-	o.contentType = r.Header.Get("Content-Type")
-	o.cacheControl = r.Header.Get("Cache-Control")
-	if err := checkHashHeader(o, r.Header.Values("X-Goog-Hash")); err != nil {
+	if err != nil {
+		blob.Release()
 		return err
 	}
 	if err := s.store.put(o, conds); err != nil {

@@ -8,7 +8,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/blobstore"
 	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/emulators/rules"
 )
 
 // Config is the bucket service's configuration.
@@ -25,9 +27,19 @@ type Config struct {
 	Credentials map[string]string `json:"credentials,omitempty"`
 	// Buckets exist from the start.
 	Buckets []BucketConfig `json:"buckets,omitempty"`
-	// Dir, if set, is where buckets and objects are persisted (and loaded
-	// from at start); otherwise they live in memory.
-	Dir string `json:"dir,omitempty"`
+	// DataDir, if set, is where buckets and objects are kept (and loaded
+	// from at start): uploads stream to files there and downloads stream
+	// from them, so no object is held in memory. Otherwise objects live in
+	// memory.
+	DataDir string `json:"dataDir,omitempty"`
+	// MaxBytes bounds the bytes stored (in memory or under DataDir); an
+	// upload that would pass it fails with 507 InsufficientStorage. 0 means
+	// no bound.
+	MaxBytes int64 `json:"maxBytes,omitempty"`
+	// UploadReadTimeout is the longest wait for the next bytes of a
+	// request body; a stalled upload then fails with 400 RequestTimeout
+	// and its connection is closed. Default 30s.
+	UploadReadTimeout rules.Duration `json:"uploadReadTimeout,omitempty"`
 	// Now is the server's clock; default time.Now.
 	Now func() time.Time `json:"-"`
 	// MaxSkew is the largest difference allowed between a request's
@@ -63,6 +75,12 @@ type Server struct {
 	now        func() time.Time
 	idPrefix   string
 	idSeq      atomic.Uint64
+	// uploadTimeout bounds the wait for an upload body's next bytes.
+	uploadTimeout time.Duration
+	// scratch holds small request bodies (XML documents) while they are
+	// checked.
+	scratch *blobstore.Store
+	uploads uploads // multipart uploads in progress
 }
 
 // New checks cfg and returns a server with its buckets and objects.
@@ -97,6 +115,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.MaxBytes < 0 {
+		errs.Add("maxBytes", "must not be negative")
+	}
+	if cfg.UploadReadTimeout < 0 {
+		errs.Add("uploadReadTimeout", "must not be negative")
+	} else if cfg.UploadReadTimeout == 0 {
+		cfg.UploadReadTimeout = rules.Duration(blobstore.DefaultReadTimeout)
+	}
 	seen := map[string]bool{}
 	for i, b := range cfg.Buckets {
 		f := fmt.Sprintf("buckets[%d]", i)
@@ -129,10 +155,11 @@ func New(cfg Config) (*Server, error) {
 	if err := errs.Err(); err != nil {
 		return nil, err
 	}
-	st, err := newStore(cfg.Dir, cfg.Now)
+	st, err := newStore(cfg.DataDir, cfg.MaxBytes, cfg.Now)
 	if err != nil {
-		return nil, fmt.Errorf("dir: %w", err)
+		return nil, fmt.Errorf("dataDir: %w", err)
 	}
+	scratch, _ := blobstore.New(blobstore.Config{MaxBytes: 64 << 20})
 	for _, b := range cfg.Buckets {
 		if err := st.addConfigBucket(b); err != nil {
 			return nil, fmt.Errorf("buckets %q: %w", b.Name, err)
@@ -141,11 +168,14 @@ func New(cfg Config) (*Server, error) {
 	var rnd [4]byte
 	rand.Read(rnd[:])
 	s := &Server{
-		region:     cfg.Region,
-		hostSuffix: cfg.HostSuffix,
-		store:      st,
-		now:        cfg.Now,
-		idPrefix:   strings.ToUpper(hex.EncodeToString(rnd[:])),
+		region:        cfg.Region,
+		hostSuffix:    cfg.HostSuffix,
+		store:         st,
+		now:           cfg.Now,
+		idPrefix:      strings.ToUpper(hex.EncodeToString(rnd[:])),
+		uploadTimeout: cfg.UploadReadTimeout.D(),
+		scratch:       scratch,
+		uploads:       uploads{m: map[string]*mpUpload{}},
 		verifier: &verifier{
 			region: cfg.Region, creds: cfg.Credentials, now: cfg.Now, maxSkew: cfg.MaxSkew,
 		},

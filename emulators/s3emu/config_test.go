@@ -49,7 +49,7 @@ func TestConfigErrors(t *testing.T) {
 // objects persist under Dir across servers.
 func TestVirtualHostAndDir(t *testing.T) {
 	dir := t.TempDir()
-	cfg := Config{Dir: dir, Buckets: []BucketConfig{{Name: "vbucket"}}}
+	cfg := Config{DataDir: dir, Buckets: []BucketConfig{{Name: "vbucket"}}}
 	_, _, base := startS3(t, cfg)
 	ctx := context.Background()
 	c := sdkClient(base)

@@ -3,6 +3,7 @@ package s3emu
 import (
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -71,6 +72,17 @@ func verdictDetail(e *s3Error) string {
 	return msg
 }
 
+// unimplementedSubresources are the bucket and object subresources S3 has
+// and this emulator does not: each is answered 501 NotImplemented naming
+// it, never a listing or the object.
+var unimplementedSubresources = []string{
+	"accelerate", "acl", "analytics", "attributes", "cors", "delete", "encryption", "intelligent-tiering",
+	"inventory", "legal-hold", "lifecycle", "logging", "metadataTable", "metrics", "notification",
+	"object-lock", "ownershipControls", "partNumber", "policy", "policyStatus", "publicAccessBlock",
+	"replication", "requestPayment", "restore", "retention", "select", "session", "tagging", "torrent",
+	"uploadId", "uploads", "versionId", "versioning", "versions", "website",
+}
+
 // dispatch routes a request to its operation.
 func (q *request) dispatch() *s3Error {
 	t, r := q.target, q.r
@@ -89,15 +101,36 @@ func (q *request) dispatch() *s3Error {
 		}
 		return q.createBucket()
 	}
+	if t.Key == "" && r.Method == http.MethodPost && len(query) == 0 && strings.HasPrefix(strings.ToLower(r.Header.Get("Content-Type")), "multipart/form-data") {
+		// Browser uploads are unsigned by SigV4 headers: say what is
+		// missing before any AccessDenied could hide it.
+		return errNotImplemented("POST Object (browser-based upload with a POST policy)")
+	}
 	if !exists {
 		return errNoSuchBucket(t.Bucket)
 	}
 	if q.auth.Anonymous && !(read && anonRead) {
 		return errAccessDenied()
 	}
-	for _, sub := range []string{"uploads", "uploadId", "partNumber", "acl", "tagging", "policy", "versioning", "versionId", "versions", "cors", "lifecycle", "website", "delete", "select", "restore"} {
+	if handled, e := q.multipart(query); handled {
+		return e
+	}
+	if t.Key == "" && r.Method == http.MethodPost && query.Has("delete") {
+		return q.deleteObjects()
+	}
+	if t.Key != "" && r.Method == http.MethodGet && query.Has("tagging") {
+		// Tags cannot be set here (PutObjectTagging is 501), so every
+		// object's tag set is empty: the aws CLI asks before a copy.
+		return q.emptyTagging()
+	}
+	for _, sub := range unimplementedSubresources {
 		if query.Has(sub) {
-			return errNotImplemented("?" + sub)
+			return errNotImplemented(fmt.Sprintf("?%s (%s %s)", sub, r.Method, map[bool]string{true: "bucket", false: "object"}[t.Key == ""]))
+		}
+	}
+	if r.Method == http.MethodGet && t.Key != "" {
+		if e := q.checkResponseOverrides(query); e != nil {
+			return e
 		}
 	}
 	if t.Key == "" {
@@ -120,7 +153,7 @@ func (q *request) dispatch() *s3Error {
 		return q.getObject()
 	case http.MethodPut:
 		if r.Header.Get("X-Amz-Copy-Source") != "" {
-			return errNotImplemented("x-amz-copy-source")
+			return q.copyObject()
 		}
 		return q.putObject()
 	case http.MethodDelete:
@@ -222,3 +255,18 @@ func (q *request) listBuckets() *s3Error {
 }
 
 func xmlTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func (q *request) emptyTagging() *s3Error {
+	if o, ok := q.s.store.get(q.target.Bucket, q.target.Key); !ok {
+		return errNoSuchBucket(q.target.Bucket)
+	} else if o == nil {
+		return errNoSuchKey(q.target.Key)
+	}
+	type tagging struct {
+		XMLName xml.Name `xml:"Tagging"`
+		XMLNS   string   `xml:"xmlns,attr"`
+		TagSet  struct{} `xml:"TagSet"`
+	}
+	writeXML(q.w, q.r, tagging{XMLNS: s3Namespace})
+	return nil
+}

@@ -2,6 +2,7 @@ package s3emu
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -73,3 +74,21 @@ func countNotes(ns []string, s string) int {
 }
 
 func journalPuts() journal.Query { return journal.Query{Listener: "s3", Method: "PUT"} }
+
+// content reads an object's stored bytes (nil if absent).
+func content(t testing.TB, srv *Server, bucket, key string) []byte {
+	t.Helper()
+	o, body, _, err := srv.store.open(bucket, key)
+	if err != nil {
+		t.Fatalf("opening %s/%s: %v", bucket, key, err)
+	}
+	if o == nil {
+		return nil
+	}
+	defer body.Close()
+	data, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatalf("reading %s/%s: %v", bucket, key, err)
+	}
+	return data
+}

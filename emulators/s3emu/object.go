@@ -4,6 +4,7 @@ import (
 	"crypto/md5"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,13 +23,16 @@ func md5ETag(data []byte) string {
 // (ranges and conditionals), with S3's XML for InvalidRange and
 // PreconditionFailed.
 func (q *request) getObject() *s3Error {
-	o, ok := q.s.store.get(q.target.Bucket, q.target.Key)
-	if !ok {
+	o, body, ok, err := q.s.store.open(q.target.Bucket, q.target.Key)
+	switch {
+	case !ok:
 		return errNoSuchBucket(q.target.Bucket)
-	}
-	if o == nil {
+	case o == nil:
 		return errNoSuchKey(q.target.Key)
+	case err != nil:
+		return internalError(err)
 	}
+	defer body.Close()
 	h := q.w.Header()
 	for k, v := range o.Header {
 		h[k] = v
@@ -36,20 +40,25 @@ func (q *request) getObject() *s3Error {
 	if h.Get("Content-Type") == "" {
 		h.Set("Content-Type", "binary/octet-stream")
 	}
+	applyResponseOverrides(h, q.r.URL.Query())
 	h.Set("ETag", o.ETag)
 	h.Set("Last-Modified", o.Modified.UTC().Format(http.TimeFormat))
 	h.Set("Accept-Ranges", "bytes")
+	if strings.EqualFold(q.r.Header.Get("X-Amz-Checksum-Mode"), "ENABLED") && q.r.Header.Get("Range") == "" {
+		setChecksumHeaders(h, o)
+	}
 	if im := q.r.Header.Get("If-Match"); im != "" && !etagListMatches(im, o.ETag) {
-		return newErr(http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold").with("Condition", "If-Match")
+		return errPrecondition("If-Match")
+	}
+	if ius := q.r.Header.Get("If-Unmodified-Since"); ius != "" && q.r.Header.Get("If-Match") == "" {
+		// http.ServeContent would answer 412 with an empty body.
+		if t, err := http.ParseTime(ius); err == nil && o.Modified.Truncate(time.Second).After(t) {
+			return errPrecondition("If-Unmodified-Since")
+		}
 	}
 	if e := checkRange(q.r.Header.Get("Range"), o.Size); e != nil && q.r.Header.Get("If-Range") == "" {
 		return e
 	}
-	body, err := o.open()
-	if err != nil {
-		return newErr(http.StatusInternalServerError, "InternalError", "%v", err)
-	}
-	defer body.Close()
 	http.ServeContent(q.w, q.r, "", o.Modified, body)
 	return nil
 }
@@ -93,11 +102,12 @@ func checkRange(rng string, size int64) *s3Error {
 	return nil
 }
 
-// maxPutSize bounds a single PUT (it is held in memory).
+// maxPutSize bounds a single PUT, as S3 does (5 GiB).
 const maxPutSize = 5 << 30
 
-// putObject stores an object once its body has been read whole and checked
-// against every digest the request declares.
+// putObject streams an object into the store, checks it against every
+// digest the request declares, and stores it if the request's conditions
+// (If-None-Match: *, If-Match) hold for the current object.
 func (q *request) putObject() *s3Error {
 	r := q.r
 	if strings.HasPrefix(q.auth.PayloadHash, "STREAMING-") && r.Header.Get("X-Amz-Decoded-Content-Length") == "" {
@@ -106,39 +116,107 @@ func (q *request) putObject() *s3Error {
 	if r.ContentLength < 0 && !strings.HasPrefix(q.auth.PayloadHash, "STREAMING-") && len(r.TransferEncoding) == 0 {
 		return newErr(http.StatusLengthRequired, "MissingContentLength", "You must provide the Content-Length HTTP header.")
 	}
-	data, e := q.readBody(maxPutSize)
+	check, e := writeConditions(r.Header)
 	if e != nil {
 		return e
 	}
-	o := &object{Key: q.target.Key, Size: int64(len(data)), ETag: md5ETag(data), Modified: q.s.now().UTC().Truncate(time.Second), Header: http.Header{}}
+	rec, e := q.receive(q.s.store.blobs, maxPutSize)
+	if e != nil {
+		return e
+	}
+	o := &object{Key: q.target.Key, Size: rec.blob.Size(), ETag: `"` + rec.digests.Hex("md5") + `"`,
+		Modified: q.s.now().UTC().Truncate(time.Second), Header: requestObjectHeader(r.Header), blob: rec.blob}
+	if len(rec.checksums) > 0 {
+		o.Checksums, o.ChecksumType = rec.checksums, "FULL_OBJECT"
+	}
+	if err := q.s.store.put(q.target.Bucket, o, check); err != nil {
+		return asS3Error(err)
+	}
+	h := q.w.Header()
+	h.Set("ETag", o.ETag)
+	setChecksumHeaders(h, o)
+	h.Set("Content-Length", "0")
+	q.w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// requestObjectHeader is what a write request sets on the object: the
+// stored headers (less aws-chunked in Content-Encoding) and the user
+// metadata, whose names S3 keeps in lower case.
+func requestObjectHeader(rh http.Header) http.Header {
+	h := http.Header{}
 	for _, k := range storedHeaders {
-		if v := r.Header.Get(k); v != "" {
-			o.Header.Set(k, v)
+		if v := rh.Get(k); v != "" {
+			h.Set(k, v)
 		}
 	}
-	if ce := o.Header.Get("Content-Encoding"); ce != "" {
+	if ce := h.Get("Content-Encoding"); ce != "" {
 		var kept []string
 		for _, c := range strings.Split(ce, ",") {
 			if c = strings.TrimSpace(c); c != "" && c != "aws-chunked" {
 				kept = append(kept, c)
 			}
 		}
-		if o.Header.Del("Content-Encoding"); len(kept) > 0 {
-			o.Header.Set("Content-Encoding", strings.Join(kept, ","))
+		if h.Del("Content-Encoding"); len(kept) > 0 {
+			h.Set("Content-Encoding", strings.Join(kept, ","))
 		}
 	}
-	for k, v := range r.Header {
-		if strings.HasPrefix(strings.ToLower(k), "x-amz-meta-") {
-			o.Header[k] = v
+	for k, v := range rh {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "x-amz-meta-") {
+			h[lk] = v
 		}
 	}
-	if err := q.s.store.put(q.target.Bucket, o, data); err != nil {
-		return newErr(http.StatusInternalServerError, "InternalError", "%v", err)
+	return h
+}
+
+// setChecksumHeaders sets x-amz-checksum-ALG and x-amz-checksum-type.
+func setChecksumHeaders(h http.Header, o *object) {
+	for alg, v := range o.Checksums {
+		h.Set("X-Amz-Checksum-"+strings.ToUpper(alg), v)
 	}
-	q.w.Header().Set("ETag", o.ETag)
-	q.w.Header().Set("Content-Length", "0")
-	q.w.WriteHeader(http.StatusOK)
-	return nil
+	if o.ChecksumType != "" {
+		h.Set("X-Amz-Checksum-Type", o.ChecksumType)
+	}
+}
+
+// writeConditions parses a write's If-None-Match (only "*") and If-Match
+// into a check of the current object, answered as S3 answers them: 412
+// PreconditionFailed, or 404 NoSuchKey for If-Match on a missing key.
+func writeConditions(h http.Header) (func(old *object) *s3Error, *s3Error) {
+	inm, im := h.Get("If-None-Match"), h.Get("If-Match")
+	if inm != "" && strings.TrimSpace(inm) != "*" {
+		return nil, newErr(http.StatusNotImplemented, "NotImplemented", "A header you provided implies functionality that is not implemented: If-None-Match on a write takes only \"*\"").with("Header", "If-None-Match")
+	}
+	if inm == "" && im == "" {
+		return nil, nil
+	}
+	return func(old *object) *s3Error {
+		if inm != "" && old != nil {
+			return errPrecondition("If-None-Match")
+		}
+		if im != "" {
+			if old == nil {
+				return errNoSuchKey("")
+			}
+			if !etagListMatches(im, old.ETag) {
+				return errPrecondition("If-Match")
+			}
+		}
+		return nil
+	}, nil
+}
+
+func errPrecondition(cond string) *s3Error {
+	return newErr(http.StatusPreconditionFailed, "PreconditionFailed", "At least one of the pre-conditions you specified did not hold").with("Condition", cond)
+}
+
+// asS3Error is err as S3's answer (an *s3Error as it is, else 500 or 507).
+func asS3Error(err error) *s3Error {
+	var se *s3Error
+	if errors.As(err, &se) {
+		return se
+	}
+	return storeError(err)
 }
 
 // checkMD5 verifies a Content-MD5 header against the content's ETag.
@@ -157,4 +235,39 @@ func checkMD5(header, etag string) *s3Error {
 			with("ExpectedDigest", header).with("CalculatedDigest", base64.StdEncoding.EncodeToString(raw))
 	}
 	return nil
+}
+
+// responseOverrides are GetObject's response-* query parameters and the
+// headers they set.
+var responseOverrides = []struct{ param, header string }{
+	{"response-content-type", "Content-Type"},
+	{"response-content-language", "Content-Language"},
+	{"response-expires", "Expires"},
+	{"response-cache-control", "Cache-Control"},
+	{"response-content-disposition", "Content-Disposition"},
+	{"response-content-encoding", "Content-Encoding"},
+}
+
+// checkResponseOverrides refuses response-* parameters on an anonymous
+// GET, as S3 does.
+func (q *request) checkResponseOverrides(query map[string][]string) *s3Error {
+	if !q.auth.Anonymous {
+		return nil
+	}
+	for _, o := range responseOverrides {
+		if _, ok := query[o.param]; ok {
+			return newErr(http.StatusBadRequest, "InvalidRequest", "Request specific response headers cannot be used for anonymous GET requests.")
+		}
+	}
+	return nil
+}
+
+// applyResponseOverrides sets the headers a GET's (or HEAD's)
+// response-* parameters ask for.
+func applyResponseOverrides(h http.Header, query map[string][]string) {
+	for _, o := range responseOverrides {
+		if v, ok := query[o.param]; ok && len(v) > 0 {
+			h.Set(o.header, v[0])
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package s3emu
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/blobstore"
 	"github.com/edgeconform/edgeconform/emulators/synth"
 )
 
@@ -25,21 +25,23 @@ type object struct {
 	ETag     string      `json:"etag"` // quoted
 	Modified time.Time   `json:"modified"`
 	Header   http.Header `json:"header,omitempty"` // Content-Type, Cache-Control, x-amz-meta-*, ...
+	// Checksums are the x-amz-checksum-* values stored with the object
+	// (algorithm, lower case, to base64), and ChecksumType FULL_OBJECT or
+	// COMPOSITE.
+	Checksums    map[string]string `json:"checksums,omitempty"`
+	ChecksumType string            `json:"checksumType,omitempty"`
+	Blob         string            `json:"blob,omitempty"` // the blob's name under DataDir
 
-	data  []byte        // in memory
-	synth *synth.Object // synthetic
-	file  string        // under Dir
+	blob  *blobstore.Blob // stored content
+	synth *synth.Object   // synthetic content
 }
 
 // open returns the object's content.
 func (o *object) open() (io.ReadSeekCloser, error) {
-	switch {
-	case o.synth != nil:
+	if o.synth != nil {
 		return nopCloser{o.synth.NewReader()}, nil
-	case o.file != "":
-		return os.Open(o.file)
 	}
-	return nopCloser{bytes.NewReader(o.data)}, nil
+	return o.blob.Open()
 }
 
 type nopCloser struct{ io.ReadSeeker }
@@ -53,24 +55,31 @@ type bucket struct {
 	objects  map[string]*object
 }
 
-// store holds buckets and objects, in memory or under a directory:
-// DIR/BUCKET/<sha256(key)>.data and .json (the metadata).
+// store holds buckets and object metadata; the bytes are blobs. With a data
+// directory, metadata is DIR/buckets/BUCKET/<sha256(key)>.json and the bytes
+// DIR/blobs/NAME, and both are loaded again at start.
 type store struct {
 	mu      sync.RWMutex
 	dir     string
 	now     func() time.Time
+	blobs   *blobstore.Store
 	buckets map[string]*bucket
 }
 
-func newStore(dir string, now func() time.Time) (*store, error) {
-	s := &store{dir: dir, now: now, buckets: map[string]*bucket{}}
+func newStore(dir string, maxBytes int64, now func() time.Time) (*store, error) {
+	blobs, err := blobstore.New(blobstore.Config{Dir: dir, MaxBytes: maxBytes})
+	if err != nil {
+		return nil, err
+	}
+	s := &store{dir: dir, now: now, blobs: blobs, buckets: map[string]*bucket{}}
 	if dir == "" {
 		return s, nil
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	root := filepath.Join(dir, "buckets")
+	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := os.ReadDir(root)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +91,7 @@ func newStore(dir string, now func() time.Time) (*store, error) {
 		if info, err := e.Info(); err == nil {
 			b.created = info.ModTime()
 		}
-		metas, _ := filepath.Glob(filepath.Join(dir, e.Name(), "*.json"))
+		metas, _ := filepath.Glob(filepath.Join(root, e.Name(), "*.json"))
 		for _, m := range metas {
 			raw, err := os.ReadFile(m)
 			if err != nil {
@@ -92,7 +101,9 @@ func newStore(dir string, now func() time.Time) (*store, error) {
 			if err := json.Unmarshal(raw, o); err != nil {
 				return nil, fmt.Errorf("%s: %w", m, err)
 			}
-			o.file = s.dataPath(b.name, o.Key)
+			if o.blob, err = blobs.Load(o.Blob); err != nil {
+				return nil, fmt.Errorf("%s: %w", m, err)
+			}
 			b.objects[o.Key] = o
 		}
 		s.buckets[b.name] = b
@@ -100,9 +111,9 @@ func newStore(dir string, now func() time.Time) (*store, error) {
 	return s, nil
 }
 
-func (s *store) dataPath(bucket, key string) string {
+func (s *store) metaPath(bucket, key string) string {
 	sum := sha256.Sum256([]byte(key))
-	return filepath.Join(s.dir, bucket, hex.EncodeToString(sum[:])+".data")
+	return filepath.Join(s.dir, "buckets", bucket, hex.EncodeToString(sum[:])+".json")
 }
 
 // addConfigBucket creates (or completes) a configured bucket.
@@ -111,9 +122,9 @@ func (s *store) addConfigBucket(bc BucketConfig) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	b := s.buckets[bc.Name]
 	b.anonRead = bc.AnonymousRead
+	s.mu.Unlock()
 	for _, oc := range bc.Objects {
 		h := http.Header{}
 		if oc.ContentType != "" {
@@ -123,12 +134,20 @@ func (s *store) addConfigBucket(bc BucketConfig) error {
 			h.Set("Cache-Control", oc.CacheControl)
 		}
 		if oc.Body != "" || oc.Size == 0 {
-			data := []byte(oc.Body)
-			b.objects[oc.Key] = &object{Key: oc.Key, Size: int64(len(data)), ETag: md5ETag(data), Modified: s.now().UTC().Truncate(time.Second), Header: h, data: data}
+			blob, err := s.blobs.Bytes([]byte(oc.Body))
+			if err != nil {
+				return err
+			}
+			o := &object{Key: oc.Key, Size: blob.Size(), ETag: md5ETag([]byte(oc.Body)), Modified: s.now().UTC().Truncate(time.Second), Header: h, blob: blob}
+			if err := s.put(bc.Name, o, nil); err != nil {
+				return err
+			}
 			continue
 		}
 		so := synth.Object{Path: "/" + bc.Name + "/" + oc.Key, Size: oc.Size, Version: "1"}
+		s.mu.Lock()
 		b.objects[oc.Key] = &object{Key: oc.Key, Size: oc.Size, ETag: so.ETag(), Modified: so.LastModified(), Header: h, synth: &so}
+		s.mu.Unlock()
 	}
 	return nil
 }
@@ -141,7 +160,7 @@ func (s *store) createBucket(name string) (created bool, err error) {
 		return false, nil
 	}
 	if s.dir != "" {
-		if err := os.MkdirAll(filepath.Join(s.dir, name), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(s.dir, "buckets", name), 0o755); err != nil {
 			return false, err
 		}
 	}
@@ -162,7 +181,7 @@ func (s *store) deleteBucket(name string) error {
 		return errBucketNotEmpty
 	}
 	if s.dir != "" {
-		if err := os.RemoveAll(filepath.Join(s.dir, name)); err != nil {
+		if err := os.RemoveAll(filepath.Join(s.dir, "buckets", name)); err != nil {
 			return err
 		}
 	}
@@ -210,30 +229,39 @@ func (s *store) get(bucketName, key string) (*object, bool) {
 	return &c, true
 }
 
-// put stores an object with the given content.
-func (s *store) put(bucketName string, o *object, data []byte) error {
+// put stores o (whose blob the store now owns) if check, given the current
+// object or nil, allows it; the replaced object's blob is released. On any
+// error o's blob is released too.
+func (s *store) put(bucketName string, o *object, check func(old *object) *s3Error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	b, ok := s.buckets[bucketName]
 	if !ok {
-		return os.ErrNotExist
+		o.blob.Release()
+		return errNoSuchBucket(bucketName)
 	}
-	if s.dir != "" {
-		o.file = s.dataPath(bucketName, o.Key)
+	old := b.objects[o.Key]
+	if check != nil {
+		if e := check(old); e != nil {
+			o.blob.Release()
+			return e
+		}
+	}
+	if s.dir != "" && o.blob != nil {
+		o.Blob = o.blob.Name()
 		meta, err := json.Marshal(o)
+		if err == nil {
+			err = writeAtomic(s.metaPath(bucketName, o.Key), meta)
+		}
 		if err != nil {
-			return err
+			o.blob.Release()
+			return fmt.Errorf("saving object metadata: %w", err)
 		}
-		if err := writeAtomic(o.file, data); err != nil {
-			return err
-		}
-		if err := writeAtomic(o.file[:len(o.file)-len(".data")]+".json", meta); err != nil {
-			return err
-		}
-	} else {
-		o.data = data
 	}
 	b.objects[o.Key] = o
+	if old != nil && old.blob != o.blob {
+		old.blob.Release()
+	}
 	return nil
 }
 
@@ -257,15 +285,15 @@ func (s *store) remove(bucketName, key string) error {
 	if o == nil {
 		return nil
 	}
-	if o.file != "" {
-		os.Remove(o.file)
-		os.Remove(o.file[:len(o.file)-len(".data")] + ".json")
+	if s.dir != "" && o.blob != nil {
+		os.Remove(s.metaPath(bucketName, key))
 	}
+	o.blob.Release()
 	delete(b.objects, key)
 	return nil
 }
 
-// keys returns a bucket's objects sorted by key (metadata copies).
+// sorted returns a bucket's objects sorted by key (metadata copies).
 func (s *store) sorted(bucketName string) ([]object, bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -279,4 +307,23 @@ func (s *store) sorted(bucketName string) ([]object, bool) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
 	return out, true
+}
+
+// open returns an object's metadata and an open reader over its content,
+// opened under the lock so that a concurrent overwrite cannot remove the
+// bytes first; o is nil for a missing key, ok false for a missing bucket.
+func (s *store) open(bucketName, key string) (o *object, body io.ReadSeekCloser, ok bool, err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	b, ok := s.buckets[bucketName]
+	if !ok {
+		return nil, nil, false, nil
+	}
+	cur := b.objects[key]
+	if cur == nil {
+		return nil, nil, true, nil
+	}
+	c := *cur
+	body, err = c.open()
+	return &c, body, true, err
 }
