@@ -56,6 +56,19 @@ conformance:
 		$(CONFORMANCE_OUT)/results-$(PROFILE).json || status=1; \
 	echo "reports: $(CONFORMANCE_OUT)/"; exit $$status
 
+# The suites against the reference and real third-party edge caches
+# (suites/peers/README.md): each peer (PEERS=nginx,varnish,...; default all)
+# is installed if missing (apt-get, as root), configured from the neutral
+# topology in a temporary directory, run in the foreground on loopback
+# against one emulator set; results are compared with
+# suites/peers/expectations/<peer>.json. Reports: PEERS_OUT/report.{md,html,png}.
+PEERS ?=
+PEERS_PROFILE ?= strict
+PEERS_OUT ?= conformance.out/peers
+.PHONY: conformance-peers
+conformance-peers:
+	$(GO) run ./suites/cmd/conformance-peers -peers "$(PEERS)" -profile $(PEERS_PROFILE) -out $(PEERS_OUT) -procs $(CONFORMANCE_PROCS)
+
 clean:
 	$(GO) clean -testcache
 
