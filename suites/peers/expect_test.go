@@ -61,7 +61,7 @@ func TestCompareAndDraft(t *testing.T) {
 	}
 	// A rule a label filter left out is not compared.
 	f = resultsWith(map[string]results.Status{"ATT-9": results.Fail, "TMO-2": results.Fail})
-	f.Rules[0].Status, f.Rules[0].Message = results.Skipped, "not selected in this run (label filter or focus)"
+	f.Rules[0].Status, f.Rules[0].Message = results.NotSelected, "not selected in this run (label filter or focus)"
 	if d := e.Compare(f); len(d) != 0 {
 		t.Fatalf("differences %+v", d)
 	}
