@@ -9,8 +9,10 @@
 //	    -origin-host origins.example.net -client-host cdn.example.com -project my-project \
 //	    -ports a=18080,b=18081,... -out topo/
 //
-// It writes the configuration and topology.json, the parameters the suites
-// need (EDGECONFORM_TOPOLOGY=topo/topology.json).
+// It writes the configuration and topology.json: the parameters the suites
+// need (EDGECONFORM_TOPOLOGY=topo/topology.json) and the neutral topology
+// (topology.Neutral, schema suites/topology/schema/topology-v1.schema.json),
+// every scenario as data, for generators of other implementations.
 package main
 
 import (
@@ -132,7 +134,13 @@ func run(args []string, stdout io.Writer) error {
 	default:
 		return fmt.Errorf("-format %q: want reference or mediacdn", *format)
 	}
-	pj, err := topology.ParamsJSON(p)
+	// topology.json: the parameters the suites read and every scenario as
+	// data (the neutral topology peer generators read).
+	n, err := topology.BuildNeutral(p)
+	if err != nil {
+		return err
+	}
+	pj, err := topology.NeutralJSON(n)
 	if err != nil {
 		return err
 	}

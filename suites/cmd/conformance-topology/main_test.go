@@ -26,6 +26,17 @@ func TestReferenceFormat(t *testing.T) {
 	if err != nil || !p.Reference || p.Ports["syndrop"] != 11 || p.Profile.Name != "lab" {
 		t.Fatalf("params %+v: %v", p, err)
 	}
+	// The same file is the neutral topology, conforming to its schema.
+	n, err := topology.LoadNeutral(filepath.Join(dir, topology.ParamsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := n.Origin(topology.OriginName("att3", 0)); !ok || o.Port != 1 || o.Address != "origin.test" || o.MaxAttempts != 2 {
+		t.Fatalf("att3-0 %+v", o)
+	}
+	if _, ok := n.Scenario("rdr-allow"); !ok {
+		t.Fatal("the reference's topology has no rdr-allow")
+	}
 }
 
 func TestMediaCDNFormat(t *testing.T) {
@@ -40,6 +51,16 @@ func TestMediaCDNFormat(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "origins", "att3-0.yaml")); err != nil {
 		t.Fatal(err)
+	}
+	n, err := topology.LoadNeutral(filepath.Join(dir, topology.ParamsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := n.Origin(topology.OriginName("att3", 0)); o.Failover != topology.OriginName("att3", 1) {
+		t.Fatalf("neutral failover names are not plain origin names: %+v", o)
+	}
+	if _, ok := n.Scenario("rdr-allow"); ok {
+		t.Fatal("a Media CDN topology has the reference-only rdr-allow")
 	}
 	if err := run([]string{"-format", "mediacdn", "-profile", "lab", "-ports", ports,
 		"-client-host", "c", "-origin-host", "o", "-out", dir}, io.Discard); err == nil {
