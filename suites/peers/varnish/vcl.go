@@ -23,9 +23,9 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
+	"github.com/edgeconform/edgeconform/suites/peers/walk"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
@@ -250,39 +250,6 @@ func (g *gen) backends() {
 	g.p("\n")
 }
 
-// hostOrder sorts host rules for MTH-5: exact hosts, then wildcards by
-// length (longest first), then "*".
-type hostEntry struct {
-	host, matcher string
-}
-
-func (g *gen) hostEntries() []hostEntry {
-	var out []hostEntry
-	for _, hr := range g.n.HostRules {
-		for _, h := range hr.Hosts {
-			out = append(out, hostEntry{strings.ToLower(h), hr.PathMatcher})
-		}
-	}
-	rank := func(h string) (int, int) {
-		switch {
-		case h == "*":
-			return 2, 0
-		case strings.Contains(h, "*"):
-			return 1, -len(h)
-		}
-		return 0, 0
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		ri, li := rank(out[i].host)
-		rj, lj := rank(out[j].host)
-		if ri != rj {
-			return ri < rj
-		}
-		return li < lj
-	})
-	return out
-}
-
 // hostCond is the VCL condition for a host pattern on the normalised host.
 func hostCond(h string) string {
 	switch {
@@ -308,7 +275,7 @@ func matchCond(m topology.NeutralMatch) string {
 	case m.FullPath != "":
 		conds = append(conds, fmt.Sprintf(`req.http.%s ~ "%s^%s$"`, hPath, flags, regexp.QuoteMeta(m.FullPath)))
 	case m.PathTemplate != "":
-		conds = append(conds, fmt.Sprintf(`req.http.%s ~ "%s^%s$"`, hPath, flags, templateRegexp(m.PathTemplate)))
+		conds = append(conds, fmt.Sprintf(`req.http.%s ~ "%s^%s$"`, hPath, flags, walk.TemplateRegexp(m.PathTemplate)))
 	}
 	for _, h := range m.Headers {
 		var c string
@@ -342,32 +309,6 @@ func matchCond(m topology.NeutralMatch) string {
 	return strings.Join(conds, " && ")
 }
 
-// templateRegexp turns a path template (/a/{x}/**) into a regular
-// expression: * one segment, ** any rest.
-func templateRegexp(t string) string {
-	var out []string
-	for _, seg := range strings.Split(t, "/") {
-		inner := seg
-		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
-			inner = strings.TrimSuffix(strings.TrimPrefix(seg, "{"), "}")
-			if i := strings.Index(inner, "="); i >= 0 {
-				inner = inner[i+1:]
-			} else {
-				inner = "*"
-			}
-		}
-		switch inner {
-		case "**":
-			out = append(out, ".*")
-		case "*":
-			out = append(out, "[^/]+")
-		default:
-			out = append(out, regexp.QuoteMeta(seg))
-		}
-	}
-	return strings.Join(out, "/")
-}
-
 // routeID names a route (path matcher and position) for vcl_deliver.
 func routeID(pm string, i int) string { return fmt.Sprintf("%s/%d", pm, i) }
 
@@ -388,8 +329,8 @@ func (g *gen) recv() {
 	g.p("  if (req.url ~ \"\\?\") {\n    set req.url = req.http.%s + regsub(req.url, \"^[^?]*\", \"\");\n  } else {\n    set req.url = req.http.%s;\n  }\n", hPath, hPath)
 	g.p("  # The cache key's URL is the one before any rewrite (MTH-7).\n  set req.http.%s = req.url;\n", hKey)
 	els := ""
-	for _, h := range g.hostEntries() {
-		g.p("  %sif (%s) {\n    call ec_matcher_%s;\n  }", els, hostCond(h.host), nonIdent.ReplaceAllString(h.matcher, "_"))
+	for _, h := range walk.Hosts(g.n) {
+		g.p("  %sif (%s) {\n    call ec_matcher_%s;\n  }", els, hostCond(h.Host), nonIdent.ReplaceAllString(h.Matcher, "_"))
 		els = " els"
 	}
 	g.p("\n  # MTH-3: no host rule or no route.\n  return (synth(404));\n}\n\n")
@@ -399,14 +340,8 @@ func (g *gen) recv() {
 }
 
 func (g *gen) matcher(pm topology.NeutralPathMatcher) {
-	idx := make([]int, len(pm.Routes))
-	for i := range idx {
-		idx[i] = i
-	}
-	// MTH-4: ascending priority, the first match wins.
-	sort.SliceStable(idx, func(a, b int) bool { return pm.Routes[idx[a]].Priority < pm.Routes[idx[b]].Priority })
 	g.p("sub ec_matcher_%s {\n", nonIdent.ReplaceAllString(pm.Name, "_"))
-	for _, i := range idx {
+	for _, i := range walk.ByPriority(pm) { // MTH-4
 		r := pm.Routes[i]
 		var ors []string
 		for _, m := range r.Match {
@@ -554,13 +489,7 @@ func (g *gen) chainCond(c *chain) string {
 }
 
 // attempts is how many attempts the chain can make in all (ATT-3, ATT-4).
-func (c *chain) attempts() int {
-	n := 0
-	for _, o := range c.origins {
-		n += max(o.MaxAttempts, 1)
-	}
-	return min(n, maxAttempts)
-}
+func (c *chain) attempts() int { return walk.Attempts(c.origins) }
 
 func (g *gen) supported() []*chain {
 	var out []*chain
