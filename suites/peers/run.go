@@ -356,7 +356,11 @@ func RunPeer(ctx context.Context, s Suite, o Options, emus *target.Emulators, p 
 	var runErr error
 	resultsPath := filepath.Join(out, "results.json")
 	os.Remove(resultsPath)
-	if err := proc.WaitHealthy(ctx, health, topo.ClientHost, 30*time.Second); err != nil {
+	startup := 30 * time.Second
+	if setup.Startup > 0 {
+		startup = setup.Startup
+	}
+	if err := proc.WaitHealthy(ctx, health, topo.ClientHost, startup); err != nil {
 		runErr = fmt.Errorf("%s: %w (log: %s)", p.Name(), err, filepath.Join(out, "peer.log"))
 	} else {
 		started := time.Now()
