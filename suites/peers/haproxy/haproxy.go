@@ -150,6 +150,8 @@ func (g *gen) globalLimits() {
 	g.limit("ATT-9", "", "no deadline across attempts: HAProxy bounds each connection (timeout connect) and each wait for data (timeout server), never a request's attempts together", docTimeout)
 	g.limit("TMO-2", "", "no maxAttemptsTimeout: no total deadline across retries", docTimeout)
 	g.limit("TMO-7", "", "no maxAttemptsTimeout, so the last attempt's timeouts are never shortened", docTimeout)
+	g.limit("TMO-8", "", "no maxAttemptsTimeout: a failover gets its own full timeouts, not what is left", docTimeout)
+	g.limit("TMO-9", "", "no maxAttemptsTimeout across the attempts", docTimeout)
 	g.limit("TMO-5", "", "no responseTimeout (whole body), and one timeout server serves both the wait for headers and the gaps between body reads", docTimeout)
 	g.limit("RDR-1", "", "HAProxy does not follow origin redirects: every 3xx reaches the client", manual+"#4.2-http-response")
 	g.limit("RDR-2", "", "redirects are never followed", manual+"#4.2-http-response")
@@ -371,16 +373,15 @@ func retryOn(cond string) ([]string, bool) {
 	return nil, false
 }
 
-// statusACL is the statuses a condition covers, for mapping a final one to
-// 502 (ATT-7).
+// statusACL is the statuses of a condition HAProxy retries, for mapping a
+// final one to 502 (ATT-7); a status it cannot retry (409, 429, 505+)
+// passes through as HAProxy answers it.
 func statusACL(cond string) string {
 	switch cond {
 	case "HTTP_5XX":
-		return "{ status 500:599 }"
+		return "{ status 500:504 }"
 	case "GATEWAY_ERROR":
 		return "{ status 502:504 }"
-	case "RETRIABLE_4XX":
-		return "{ status 409 429 }"
 	case "NOT_FOUND":
 		return "{ status 404 }"
 	case "FORBIDDEN":
@@ -513,6 +514,9 @@ func (g *gen) attempts(c *chain) {
 		// The retry number m0 (1-based) must go to the failover: that is
 		// the (total-m0)th retry counting back from the last (-1).
 		g.p("  option redispatch -%d # ATT-3: the failover after %d attempts\n", total-m0, m0)
+		if m0 > 1 {
+			g.limit("ATT-3", scn, "retries on a status (retry-on with codes) go to another server each time (balance first then alternates primary and failover), so the primary's maxAttempts is not kept", docRedispatch)
+		}
 	default:
 		g.p("  option redispatch 1\n")
 		g.limit("ATT-3", scn, fmt.Sprintf("a chain of %d origins: redispatch moves to another server on every retry, so each origin's maxAttempts is not kept", len(os)), docRedispatch)
