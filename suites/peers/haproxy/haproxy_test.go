@@ -2,6 +2,7 @@ package haproxy
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"strconv"
@@ -66,7 +67,7 @@ func TestConfigMapsTheTopology(t *testing.T) {
 	for _, tc := range []struct{ section, want string }{
 		// ATT-3: the primary's 3 attempts, then the failover on the last retry.
 		{"backend be_att4-0 ", "retries 3\n  retry-on 500 501 502 503 504\n  option redispatch -1"},
-		{"backend be_att4-0 ", "server s1 127.0.0.1:" + itoa(b.Port)},
+		{"backend be_att4-0 ", "server att4-1 127.0.0.1:" + itoa(b.Port)},
 		// cf-refuse: one attempt each; retry on connect failures.
 		{"backend be_cf-refuse-0 ", "retries 1\n  retry-on conn-failure empty-response response-timeout\n  option redispatch -1"},
 		// tmo2: 1 attempt to the primary, then 2 to the failover.
@@ -79,7 +80,7 @@ func TestConfigMapsTheTopology(t *testing.T) {
 		// TMO-1/TMO-5: tmo5's readTimeout (2 units) is the server timeout.
 		{"backend be_tmo5-0 ", "timeout connect 10000ms\n  timeout server 2000ms"},
 		// PRT-1: h2 only, certificate verified against the SNI (the Host).
-		{"backend be_h2-0 ", "server s0 127.0.0.1:" + itoa(h2.Port) + " ssl verify required ca-file"},
+		{"backend be_h2-0 ", "server h2-0 127.0.0.1:" + itoa(h2.Port) + " ssl verify required ca-file"},
 		{"backend be_h2-0 ", "alpn h2 proto h2"},
 		{"backend be_https-0 ", "alpn http/1.1"},
 		// HST-1: the origin's hostRewrite.
@@ -89,7 +90,7 @@ func TestConfigMapsTheTopology(t *testing.T) {
 		{"frontend edge", "use_backend be_plain-0 if { var(txn.ec_route) -m str main/0 } { method GET HEAD OPTIONS }"},
 		// MTH-1
 		{"frontend edge", "hdr Allow \"GET, HEAD, POST\""},
-		{"backend be_plain-0 ", "server s0 127.0.0.1:" + itoa(a.Port)},
+		{"backend be_plain-0 ", "server plain-0 127.0.0.1:" + itoa(a.Port)},
 	} {
 		if s := block(t, cfg, tc.section); !strings.Contains(s, tc.want) {
 			t.Errorf("%s: no %q in\n%s", tc.section, tc.want, s)
@@ -169,5 +170,20 @@ func TestHAProxyServesThroughTheEmulators(t *testing.T) {
 				t.Fatalf("%s: request %d on listener %s, want %s", tc.scenario, i, reqs[i].Listener, l)
 			}
 		}
+	}
+	// LOG-2: the client request record of the failover names its origin.
+	var rec map[string]any
+	for end := time.Now().Add(10 * time.Second); rec == nil && time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(setup.Logs.Path)
+		for _, line := range strings.Split(string(b), "\n") {
+			var r map[string]any
+			if json.Unmarshal([]byte(line), &r) == nil && r["uri"] == "/c/cf-refuse/haproxy-test/obj" {
+				rec = r
+			}
+		}
+	}
+	if rec == nil || rec["msg"] != peers.ClientRecord || rec["origin"] != "cf-refuse-1" || rec["status"] != 200.0 || rec["retries"] != "+1" {
+		b, _ := os.ReadFile(setup.Logs.Path)
+		t.Fatalf("cf-refuse's log record: %v\nlog:\n%s", rec, b)
 	}
 }
