@@ -2,6 +2,7 @@ package squid
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +120,21 @@ func TestSquidServesThroughTheEmulators(t *testing.T) {
 				t.Fatalf("%s: the origin got %s %q, want %q", tc.scenario, tc.header, got, tc.value)
 			}
 		}
+	}
+	// LOG-2: the failover's record names its cache_peer.
+	var rec map[string]any
+	for end := time.Now().Add(10 * time.Second); rec == nil && time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(setup.Logs.Path)
+		for _, line := range strings.Split(string(b), "\n") {
+			var r map[string]any
+			if json.Unmarshal([]byte(line), &r) == nil && r["uri"] == "/c/cf-refuse/squid-test/obj" {
+				rec = r
+			}
+		}
+	}
+	if rec == nil || rec["msg"] != peers.ClientRecord || rec["origin"] != "p_cf_refuse_1_0" || rec["status"] != 200.0 {
+		b, _ := os.ReadFile(setup.Logs.Path)
+		t.Fatalf("cf-refuse's log record: %v\nlog:\n%s", rec, b)
 	}
 }
 
