@@ -65,6 +65,9 @@ func Command(binary, workDir, listen, vcl string) []string {
 		"-s", "malloc,256m",
 		"-p", "max_retries=3", // ATT-4: at most 4 attempts
 		"-p", "default_grace=0s", "-p", "default_keep=0s",
+		// CCH-6: Accept-Encoding reaches the origin and Vary on it joins
+		// the key (no gzip normalisation by Varnish).
+		"-p", "http_gzip_support=off",
 		"-p", "thread_pools=1", "-p", "thread_pool_min=20", "-p", "thread_pool_max=500",
 		"-p", "vcc_allow_inline_c=off",
 		// Without optimisation the C compiler builds the VCL in a third

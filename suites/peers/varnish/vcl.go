@@ -134,7 +134,9 @@ func (g *gen) collect() error {
 			g.chains[r.Origin] = c
 			g.order = append(g.order, r.Origin)
 			if c.unsupported != "" {
-				g.limit(rulesOf(os), r.Scenario, "not configurable: "+c.unsupported+"; the route answers 502 naming this limit", docTLS)
+				for _, rule := range rulesOf(os) {
+					g.limit(rule, r.Scenario, "not configurable: "+c.unsupported+"; the route answers 502 naming this limit", docTLS)
+				}
 			}
 		}
 	}
@@ -154,17 +156,17 @@ func unsupported(o topology.NeutralOrigin) string {
 	return ""
 }
 
-// rulesOf names the rules an unreachable chain's scenario is about.
-func rulesOf(os []topology.NeutralOrigin) string {
+// rulesOf names the rules whose specs use an unreachable chain's scenario.
+func rulesOf(os []topology.NeutralOrigin) []string {
 	for _, o := range os {
 		switch {
 		case strings.HasPrefix(o.Address, "gs://"):
-			return "BKT-4"
+			return []string{"BKT-4", "BKT-5", "HST-4"}
 		case o.AWSV4 != nil:
-			return "BKT-1"
+			return []string{"BKT-1", "BKT-2", "BKT-3", "RNG-2"}
 		}
 	}
-	return "PRT-1"
+	return []string{"PRT-1", "PRT-2", "PRT-3", "PRT-4", "HST-1", "HST-2", "HST-3", "ATT-5", "ATT-6", "ATT-8", "TMO-7", "TMO-8", "RDR-4"}
 }
 
 // globalLimits are the limits that hold whatever the scenario.
@@ -398,8 +400,8 @@ func (g *gen) route(id string, r topology.NeutralRoute) {
 	case "BYPASS_CACHE":
 		g.p("    return (pass); # CCH-2 BYPASS_CACHE\n")
 	default:
-		g.p("    # CCH-1: only GET and HEAD are looked up and stored.\n")
-		g.p("    if (req.method != \"GET\" && req.method != \"HEAD\") {\n      return (pass);\n    }\n    return (hash);\n")
+		g.p("    # CCH-1: only GET and HEAD are looked up and stored; a request with no-store is not stored.\n")
+		g.p("    if ((req.method != \"GET\" && req.method != \"HEAD\") || req.http.Cache-Control ~ \"(?i)no-store\") {\n      return (pass);\n    }\n    return (hash);\n")
 	}
 }
 
@@ -598,7 +600,7 @@ func (g *gen) backendResponse() {
 					cs = append(cs, fmt.Sprintf("beresp.status == %d", code))
 				}
 				g.p("      # RDR-1..4: a listed redirect is one more attempt against this origin.\n")
-				g.p("      if (%s && beresp.http.Location) {\n", strings.Join(cs, " || "))
+				g.p("      if ((%s) && beresp.http.Location && %s) { # RDR-3: safe methods only\n", strings.Join(cs, " || "), safeMethod)
 				g.p("        if (bereq.retries + 1 >= %d) {\n          return (error(502)); # RDR-5\n        }\n", end)
 				els := ""
 				for _, l := range g.httpListeners() {
@@ -700,7 +702,7 @@ func (g *gen) cachePolicy(cond string, r topology.NeutralRoute) {
 			g.p(" elsif (beresp.status == %d) {\n      set beresp.ttl = %ds; # CCH-5\n    }", c, neg[c])
 		}
 		if cc.Mode == "CACHE_ALL_STATIC" {
-			g.p(" elsif ((beresp.status == 200 || beresp.status == 203 || beresp.status == 204 || beresp.status == 206) &&\n        beresp.http.Content-Type ~ \"(?i)^(text/css|text/javascript|application/javascript|application/x-javascript|font/|image/|video/|audio/|application/pdf|application/vnd\\.apple\\.mpegurl|application/x-mpegurl|application/dash\\+xml|application/octet-stream)\") {\n      set beresp.ttl = %ds; # CCH-2 CACHE_ALL_STATIC: static content for defaultTtl\n    }", def)
+			g.p(" elsif ((beresp.status == 200 || beresp.status == 203 || beresp.status == 204 || beresp.status == 206) &&\n        beresp.http.Content-Type ~ \"(?i)^\\s*(text/(css|javascript|ecmascript)|application/(javascript|x-javascript|ecmascript|pdf|wasm|vnd\\.apple\\.mpegurl|x-mpegurl|dash\\+xml|vnd\\.ms-sstr\\+xml|vnd\\.ms-fontobject|font-woff2?|x-font-(ttf|truetype|opentype))|(font|image|video|audio)/[^;]+)\\s*(;|$)\"){\n      set beresp.ttl = %ds; # CCH-2 CACHE_ALL_STATIC: static content for defaultTtl\n    }", def)
 		}
 		g.p(" else {\n      set beresp.ttl = 0s;\n      set beresp.uncacheable = true;\n      return (deliver);\n    }\n")
 		g.p("    # CCH-4: no-cache is stored but revalidated before every use; must-revalidate once stale.\n")
