@@ -2,7 +2,6 @@ package haproxy
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,37 +11,14 @@ import (
 
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/rules"
-	"github.com/edgeconform/edgeconform/emulators/testca"
 	"github.com/edgeconform/edgeconform/suites/peers"
 	"github.com/edgeconform/edgeconform/suites/peers/peertest"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
-// generate runs the generator on the loopback topology with a real CA
-// file (haproxy loads it at start-up).
 func generate(t *testing.T) (*topology.Neutral, peers.Env, *peers.Setup, string) {
 	t.Helper()
-	topo := peertest.Topology(t, topology.Strict)
-	env := peertest.Env(t, Peer{}, topology.Strict)
-	ca, err := testca.New("edgeconform test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(env.OriginCA, ca.CertPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	setup, err := Peer{}.Generate(topo, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := setup.Check(topo, env); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(env.Path(ConfigFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return topo, env, setup, string(b)
+	return peertest.GenerateWithCA(t, Peer{}, topology.Strict, ConfigFile)
 }
 
 // block returns the configuration section that starts with head.
@@ -130,16 +106,8 @@ func TestConfigIsValid(t *testing.T) {
 // route, a failover after a refused connection, a 503 retried (ATT-3,
 // ATT-5), and an h2 origin over TLS verified with the emulators' CA.
 func TestHAProxyServesThroughTheEmulators(t *testing.T) {
-	bin := peertest.Binary(t, "haproxy", "haproxy")
-	emu, topo := peertest.Emulators(t, topology.Strict)
-	dir := t.TempDir()
-	env := peers.Env{Dir: dir, Listen: peertest.FreeAddr(t), Binary: bin, Profile: topo.Profile.Name,
-		OriginCA: peertest.CAFile(t, emu, dir), Resolve: peers.LoopbackResolve()}
-	setup, err := Peer{}.Generate(topo, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	peertest.Start(t, dir, setup.Command, setup.Environ, env.Listen, 30*time.Second)
+	run := peertest.Run(t, Peer{}, peertest.Binary(t, "haproxy", "haproxy"), topology.Strict, 30*time.Second)
+	emu, topo, env := run.Emu, run.Topo, run.Env
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := emu.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/c/retry-5xx/haproxy-test/"}, Times: 1,
@@ -172,18 +140,9 @@ func TestHAProxyServesThroughTheEmulators(t *testing.T) {
 		}
 	}
 	// LOG-2: the client request record of the failover names its origin.
-	var rec map[string]any
-	for end := time.Now().Add(10 * time.Second); rec == nil && time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		b, _ := os.ReadFile(setup.Logs.Path)
-		for _, line := range strings.Split(string(b), "\n") {
-			var r map[string]any
-			if json.Unmarshal([]byte(line), &r) == nil && r["uri"] == "/c/cf-refuse/haproxy-test/obj" {
-				rec = r
-			}
-		}
-	}
+	rec := run.LogRecord("/c/cf-refuse/haproxy-test/obj")
 	if rec == nil || rec["msg"] != peers.ClientRecord || rec["origin"] != "cf-refuse-1" || rec["status"] != 200.0 || rec["retries"] != "+1" {
-		b, _ := os.ReadFile(setup.Logs.Path)
+		b, _ := os.ReadFile(run.Setup.Logs.Path)
 		t.Fatalf("cf-refuse's log record: %v\nlog:\n%s", rec, b)
 	}
 }

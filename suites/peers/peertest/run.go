@@ -5,6 +5,7 @@ package peertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/originemu"
+	"github.com/edgeconform/edgeconform/emulators/testca"
 	"github.com/edgeconform/edgeconform/suites/peers"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
@@ -188,4 +190,100 @@ func CAFile(t testing.TB, emu *originemu.Emulator, dir string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// ReachableDir is a new temporary directory (removed when the test ends)
+// that a peer dropping privileges can reach: mode 0755 under os.TempDir
+// (t.TempDir's parent is 0700).
+func ReachableDir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "edgeconform-peertest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// GenerateWithCA is Generate with a real CA certificate as env.OriginCA
+// (peers that load it at start-up or when checking their configuration)
+// in a ReachableDir. It returns the file name's contents too.
+func GenerateWithCA(t testing.TB, p peers.Peer, prof topology.Profile, file string) (*topology.Neutral, peers.Env, *peers.Setup, string) {
+	t.Helper()
+	topo := Topology(t, prof)
+	dir := ReachableDir(t)
+	ca, err := testca.New("edgeconform test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(dir, "origin-ca.pem")
+	if err := os.WriteFile(caFile, ca.CertPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := peers.Env{Dir: filepath.Join(dir, "peer"), Listen: "127.0.0.1:18999", Binary: p.Name(), Profile: prof.Name,
+		OriginCA: caFile, Resolve: peers.LoopbackResolve()}
+	if err := os.Mkdir(env.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	setup, err := p.Generate(topo, env)
+	if err != nil {
+		t.Fatalf("%s: generating: %v", p.Name(), err)
+	}
+	if err := setup.Check(topo, env); err != nil {
+		t.Fatalf("%s: %v", p.Name(), err)
+	}
+	b, err := os.ReadFile(env.Path(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo, env, setup, string(b)
+}
+
+// Running is a real peer started by Run.
+type Running struct {
+	Emu   *originemu.Emulator
+	Topo  *topology.Neutral
+	Env   peers.Env
+	Setup *peers.Setup
+}
+
+// Run starts the emulators, generates p's configuration for them and
+// starts the peer found at bin (stopped when the test ends), waiting up
+// to startup for it to accept connections.
+func Run(t testing.TB, p peers.Peer, bin string, prof topology.Profile, startup time.Duration) *Running {
+	t.Helper()
+	emu, topo := Emulators(t, prof)
+	dir := ReachableDir(t)
+	env := peers.Env{Dir: filepath.Join(dir, "peer"), Listen: FreeAddr(t), Binary: bin, Profile: prof.Name,
+		OriginCA: CAFile(t, emu, dir), Resolve: peers.LoopbackResolve()}
+	if err := os.Mkdir(env.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	setup, err := p.Generate(topo, env)
+	if err != nil {
+		t.Fatalf("%s: generating: %v", p.Name(), err)
+	}
+	Start(t, env.Dir, setup.Command, setup.Environ, env.Listen, startup)
+	return &Running{Emu: emu, Topo: topo, Env: env, Setup: setup}
+}
+
+// LogRecord waits (up to 10 s) for the peer's log record of uri and
+// returns it, or nil.
+func (r *Running) LogRecord(uri string) map[string]any {
+	if r.Setup.Logs == nil {
+		return nil
+	}
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		b, _ := os.ReadFile(r.Setup.Logs.Path)
+		for _, line := range strings.Split(string(b), "\n") {
+			var rec map[string]any
+			if json.Unmarshal([]byte(line), &rec) == nil && rec["uri"] == uri {
+				return rec
+			}
+		}
+	}
+	return nil
 }

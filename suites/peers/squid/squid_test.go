@@ -2,64 +2,22 @@ package squid
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/journal"
-	"github.com/edgeconform/edgeconform/emulators/testca"
 	"github.com/edgeconform/edgeconform/suites/peers"
 	"github.com/edgeconform/edgeconform/suites/peers/peertest"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
-// reachableDir is a temporary directory Squid's unprivileged user can
-// reach (t.TempDir's parent is 0700).
-func reachableDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "edgeconform-squid-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
-// generate runs the generator on the loopback topology.
 func generate(t *testing.T) (*topology.Neutral, peers.Env, *peers.Setup, string) {
 	t.Helper()
-	topo := peertest.Topology(t, topology.Strict)
-	dir := reachableDir(t)
-	ca, err := testca.New("edgeconform test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	caFile := filepath.Join(dir, "origin-ca.pem")
-	if err := os.WriteFile(caFile, ca.CertPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := peers.Env{Dir: dir, Listen: "127.0.0.1:18999", Binary: "squid", Profile: topo.Profile.Name,
-		OriginCA: caFile, Resolve: peers.LoopbackResolve()}
-	setup, err := Peer{}.Generate(topo, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := setup.Check(topo, env); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(env.Path(ConfigFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return topo, env, setup, string(b)
+	return peertest.GenerateWithCA(t, Peer{}, topology.Strict, ConfigFile)
 }
 
 // The generated configuration parses (squid -k parse).
@@ -77,16 +35,8 @@ func TestConfigParses(t *testing.T) {
 // verified with the emulators' CA, and an origin's own request header
 // (HST-6).
 func TestSquidServesThroughTheEmulators(t *testing.T) {
-	bin := peertest.Binary(t, "squid", "squid")
-	emu, topo := peertest.Emulators(t, topology.Strict)
-	dir := reachableDir(t)
-	env := peers.Env{Dir: dir, Listen: peertest.FreeAddr(t), Binary: bin, Profile: topo.Profile.Name,
-		OriginCA: peertest.CAFile(t, emu, dir), Resolve: peers.LoopbackResolve()}
-	setup, err := Peer{}.Generate(topo, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	peertest.Start(t, dir, setup.Command, setup.Environ, env.Listen, 30*time.Second)
+	run := peertest.Run(t, Peer{}, peertest.Binary(t, "squid", "squid"), topology.Strict, 30*time.Second)
+	emu, topo, env := run.Emu, run.Topo, run.Env
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, tc := range []struct {
@@ -105,7 +55,7 @@ func TestSquidServesThroughTheEmulators(t *testing.T) {
 		}
 		reqs, err := emu.Journal().WaitEnded(ctx, journal.Query{PathPrefix: prefix}, 1)
 		if r.Status != 200 || r.Header.Get(topology.RouteHeader) != tc.scenario || err != nil || len(reqs) != 1 || reqs[0].Listener != tc.listener {
-			log, _ := os.ReadFile(filepath.Join(dir, "cache.log"))
+			log, _ := os.ReadFile(env.Path("cache.log"))
 			t.Fatalf("%s: %d (%s %q), journal %+v (%v); want 200 from listener %s\nbody: %.9000s\ncache.log:\n%s", tc.scenario, r.Status,
 				topology.RouteHeader, r.Header.Get(topology.RouteHeader), reqs, err, tc.listener, r.Body, log[max(0, len(log)-300):])
 		}
@@ -122,18 +72,9 @@ func TestSquidServesThroughTheEmulators(t *testing.T) {
 		}
 	}
 	// LOG-2: the failover's record names its cache_peer.
-	var rec map[string]any
-	for end := time.Now().Add(10 * time.Second); rec == nil && time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		b, _ := os.ReadFile(setup.Logs.Path)
-		for _, line := range strings.Split(string(b), "\n") {
-			var r map[string]any
-			if json.Unmarshal([]byte(line), &r) == nil && r["uri"] == "/c/cf-refuse/squid-test/obj" {
-				rec = r
-			}
-		}
-	}
+	rec := run.LogRecord("/c/cf-refuse/squid-test/obj")
 	if rec == nil || rec["msg"] != peers.ClientRecord || rec["origin"] != "p_cf_refuse_1_0" || rec["status"] != 200.0 {
-		b, _ := os.ReadFile(setup.Logs.Path)
+		b, _ := os.ReadFile(run.Setup.Logs.Path)
 		t.Fatalf("cf-refuse's log record: %v\nlog:\n%s", rec, b)
 	}
 }

@@ -49,9 +49,7 @@ func (Peer) Generate(topo *topology.Neutral, env peers.Env) (*peers.Setup, error
 			"TLS and h2 origins cannot be reached: their routes answer 502 with X-Edgeconform-Limit",
 		},
 	}
-	for _, l := range limits {
-		s.Limits = append(s.Limits, peers.Limit{Rule: l.Rule, Scenario: l.Scenario, Reason: l.Reason, Doc: l.Doc})
-	}
+	s.Limits = limits
 	return s, nil
 }
 

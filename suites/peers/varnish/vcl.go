@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/edgeconform/edgeconform/suites/peers"
 	"github.com/edgeconform/edgeconform/suites/peers/walk"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
@@ -55,13 +56,6 @@ const (
 	hDead  = "X-Edgeconform-Varnish-Deadline"
 )
 
-// Limit is one thing the generated configuration cannot express: the rule
-// it concerns, the scenario ("" for every scenario), why, and where
-// Varnish's documentation says so.
-type Limit struct {
-	Rule, Scenario, Reason, Doc string
-}
-
 // chain is one scenario's origins as the VCL sees them.
 type chain struct {
 	first   string // the first origin's name: the chain's identity
@@ -75,7 +69,7 @@ type chain struct {
 type gen struct {
 	n      *topology.Neutral
 	b      strings.Builder
-	limits []Limit
+	limits walk.Limits
 	chains map[string]*chain // by first origin
 	order  []string          // chain identities in topology order
 	// redirect backends of an origin: listener name -> backend name.
@@ -83,7 +77,7 @@ type gen struct {
 }
 
 // VCL returns the VCL for n and the limits it declares.
-func VCL(n *topology.Neutral) (string, []Limit, error) {
+func VCL(n *topology.Neutral) (string, []peers.Limit, error) {
 	if n == nil {
 		return "", nil, fmt.Errorf("varnish: no topology")
 	}
@@ -101,14 +95,12 @@ func VCL(n *topology.Neutral) (string, []Limit, error) {
 	g.backendResponse()
 	g.backendError()
 	g.deliver()
-	return g.b.String(), g.limits, nil
+	return g.b.String(), g.limits.List(), nil
 }
 
 func (g *gen) p(format string, a ...any) { fmt.Fprintf(&g.b, format, a...) }
 
-func (g *gen) limit(rule, scenario, reason, doc string) {
-	g.limits = append(g.limits, Limit{Rule: rule, Scenario: scenario, Reason: reason, Doc: doc})
-}
+func (g *gen) limit(rule, scenario, reason, doc string) { g.limits.Add(rule, scenario, reason, doc) }
 
 // collect builds the chains of every route and checks what Varnish can
 // reach.

@@ -107,16 +107,8 @@ func TestVCLCompiles(t *testing.T) {
 // emulators: a request reaches the origin through its route, and a
 // refused primary fails over (ATT-3, ATT-5 CONNECT_FAILURE).
 func TestVarnishServesThroughTheEmulators(t *testing.T) {
-	bin := peertest.Binary(t, "varnish", "varnishd")
-	emu, topo := peertest.Emulators(t, topology.Strict)
-	dir := t.TempDir()
-	env := peers.Env{Dir: dir, Listen: peertest.FreeAddr(t), Binary: bin, Profile: topo.Profile.Name,
-		OriginCA: peertest.CAFile(t, emu, dir), Resolve: peers.LoopbackResolve()}
-	setup, err := Peer{}.Generate(topo, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	peertest.Start(t, dir, setup.Command, setup.Environ, env.Listen, 60*time.Second)
+	run := peertest.Run(t, Peer{}, peertest.Binary(t, "varnish", "varnishd"), topology.Strict, 3*time.Minute)
+	emu, topo, env := run.Emu, run.Topo, run.Env
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

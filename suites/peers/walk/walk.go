@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/edgeconform/edgeconform/suites/peers"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
@@ -90,3 +91,25 @@ func Attempts(chain []topology.NeutralOrigin) int {
 	}
 	return min(n, 4)
 }
+
+// Limits collects a generator's declared limits, each once.
+type Limits struct {
+	list []peers.Limit
+	seen map[peers.Limit]bool
+}
+
+// Add declares that the peer cannot express rule's setting (in scenario,
+// or "" for all), why, and where its documentation says so.
+func (l *Limits) Add(rule, scenario, reason, doc string) {
+	x := peers.Limit{Rule: rule, Scenario: scenario, Reason: reason, Doc: doc}
+	if l.seen == nil {
+		l.seen = map[peers.Limit]bool{}
+	}
+	if !l.seen[x] {
+		l.seen[x] = true
+		l.list = append(l.list, x)
+	}
+}
+
+// List returns the limits in the order they were added.
+func (l *Limits) List() []peers.Limit { return l.list }
