@@ -146,3 +146,15 @@ func TestHAProxyServesThroughTheEmulators(t *testing.T) {
 		t.Fatalf("cf-refuse's log record: %v\nlog:\n%s", rec, b)
 	}
 }
+
+// The checked-in expectations (suites/peers/expectations/haproxy.json) are
+// valid: catalog rules, known statuses, a reason for every non-pass.
+func TestExpectationsAreValid(t *testing.T) {
+	e, err := peers.ReadExpectations("../expectations/haproxy.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Peer != "haproxy" || e.Profile != topology.Strict.Name {
+		t.Fatalf("expectations for %s in the %s profile", e.Peer, e.Profile)
+	}
+}
