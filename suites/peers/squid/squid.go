@@ -72,8 +72,10 @@ const ConfigFile = "squid.conf"
 // LogFile is where the per-request JSON records go, in env.Dir.
 const LogFile = "access.jsonl"
 
+// Counters are quoted: Squid writes "-" for a value it does not have
+// (no origin contacted).
 const logFormat = `{"msg":"client request","request_id":"%master_xaction","uri":"%rp","method":"%rm","status":%>Hs,` +
-	`"bytes":%<st,"origin":"%<A","origin_ip":"%<a","backend_latency_ms":%<pt,"latency_ms":%tr,"cache_status":"%Ss",` +
+	`"bytes":"%<st","origin":"%<A","origin_ip":"%<a","backend_latency_ms":"%<pt","latency_ms":"%tr","cache_status":"%Ss",` +
 	`"proxy_status":"%Sh","range":"%{Range}>h"}`
 
 // User is the unprivileged user Squid switches to when started as root
@@ -111,6 +113,7 @@ func (Peer) Generate(topo *topology.Neutral, env peers.Env) (*peers.Setup, error
 		Notes: []string{
 			"each origin is a cache_peer originserver, listed maxAttempts times; Squid tries the route's peers in order on connect failures",
 			"TLS origins are reached with TLS 1.2: Debian's GnuTLS build of Squid 5 gets a read error on TLS 1.3 responses",
+			"tls-cafile and tls-domain are set, yet Debian's GnuTLS build of Squid 5 sends requests to origins with expired, untrusted or wrong-name certificates (see the PRT-4 expectation)",
 			"read_timeout and forward_timeout are global: the topology's most common readTimeout and maxAttemptsTimeout",
 		},
 	}, nil
@@ -225,6 +228,7 @@ func (g *gen) globalLimits() {
 	g.limit("MTH-1", "", "a method the route does not allow is denied with 403, not 405 (deny_info sets only 3xx redirects or a reset)", docDenyInfo)
 	g.limit("MTH-3", "", "an unknown host or path is denied with 403, not 404", docDenyInfo)
 	g.limit("MTH-2", "", "a GET with a body or a request with trailers is forwarded, not refused with 400", docAccess)
+	g.limit("MTH-7", "", "no path rewrite without a url_rewrite_program helper process: the rewritten route's origin gets the client's path", ref+"url_rewrite_program/")
 	g.limit("MTH-6", "", "repeated slashes and dot segments are not normalised before matching", docAccess)
 	g.limit("ATT-5", "", "retries on a status are global (retry_on_error: 403, 500, 501, 503 with 502 and 504 always), not per origin; here off: only connect failures move to the next peer", docRetry)
 	g.limit("ATT-7", "", "the last origin's status reaches the client; it is not replaced by 502", docRetry)
@@ -267,10 +271,14 @@ func (g *gen) globalTimeouts() (read, forward int64) {
 	forward = g.mostCommon(func(o topology.NeutralOrigin) int64 { return o.Timeouts.MaxAttemptsMs })
 	for _, o := range g.n.Origins {
 		if o.Timeouts.ReadMs != read {
-			g.limit("TMO-5", o.Scenario, fmt.Sprintf("origin %s: readTimeout %dms cannot be set; the global read_timeout is %dms", o.Name, o.Timeouts.ReadMs, read), docRead)
+			for _, rule := range []string{"TMO-5", "TMO-6", "RNG-4"} {
+				g.limit(rule, o.Scenario, fmt.Sprintf("origin %s: readTimeout %dms cannot be set; the global read_timeout is %dms", o.Name, o.Timeouts.ReadMs, read), docRead)
+			}
 		}
-		if o.Timeouts.MaxAttemptsMs != forward && o.Failover == "" && o.Name == firstOf(g.n, o) {
-			g.limit("TMO-2", o.Scenario, fmt.Sprintf("origin %s: maxAttemptsTimeout %dms cannot be set; the global forward_timeout is %dms", o.Name, o.Timeouts.MaxAttemptsMs, forward), docForward)
+		if o.Timeouts.MaxAttemptsMs != forward && o.Name == firstOf(g.n, o) {
+			for _, rule := range []string{"TMO-2", "TMO-7", "ATT-9"} {
+				g.limit(rule, o.Scenario, fmt.Sprintf("origin %s: maxAttemptsTimeout %dms cannot be set; the global forward_timeout is %dms", o.Name, o.Timeouts.MaxAttemptsMs, forward), docForward)
+			}
 		}
 	}
 	return read, forward
@@ -488,6 +496,11 @@ func (g *gen) chainPeers(rt *route) []string {
 		routeHost = rt.r.URLRewrite.Host
 	}
 	for _, o := range rt.chain {
+		if o.Protocol == "HTTP2" {
+			for _, rule := range []string{"PRT-1", "PRT-3", "HST-1", "HST-2", "HST-3"} {
+				g.limit(rule, scn, "origin "+o.Name+" is HTTP2: Squid 5 reaches it with HTTP/1.1 over TLS, which an h2-only origin refuses", docHTTP2)
+			}
+		}
 		if strings.HasPrefix(o.Address, "gs://") {
 			g.limit("BKT-4", scn, "Squid has no Cloud Storage client: the gs:// origin "+o.Name+" is left out", docPeer)
 			continue

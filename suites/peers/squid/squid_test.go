@@ -124,3 +124,15 @@ func TestConfigMapsTheTopology(t *testing.T) {
 		}
 	}
 }
+
+// The checked-in expectations (suites/peers/expectations/squid.json) are
+// valid: catalog rules, known statuses, a reason for every non-pass.
+func TestExpectationsAreValid(t *testing.T) {
+	e, err := peers.ReadExpectations("../expectations/squid.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Peer != "squid" || e.Profile != topology.Strict.Name {
+		t.Fatalf("expectations for %s in the %s profile", e.Peer, e.Profile)
+	}
+}
