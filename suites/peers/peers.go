@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/edgeconform/edgeconform/suites/catalog"
 	"github.com/edgeconform/edgeconform/suites/topology"
@@ -87,6 +88,9 @@ type Setup struct {
 	Logs *LogSource
 	// Notes are short remarks for the report (how a setting was mapped).
 	Notes []string
+	// Startup, if set, is how long the peer may take to answer its
+	// health check (default 30 s): varnishd compiles its VCL to C first.
+	Startup time.Duration
 }
 
 // Limit is a setting the peer has no equivalent for.

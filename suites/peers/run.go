@@ -306,6 +306,11 @@ func RunPeer(ctx context.Context, s Suite, o Options, emus *target.Emulators, p 
 		return "", fmt.Errorf("%s: %w", p.Name(), err)
 	}
 	defer os.RemoveAll(tmp)
+	// A peer that drops privileges (squid, started as root, runs as its
+	// own user) must reach env.Dir: MkdirTemp's 0700 would stop it.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("%s: %w", p.Name(), err)
+	}
 	env := Env{Dir: filepath.Join(tmp, "peer"), Binary: bin, Profile: prof.Name,
 		OriginCA: filepath.Join(tmp, "origin-ca.pem"), Resolve: LoopbackResolve()}
 	if env.Listen, err = FreeAddr(); err != nil {
@@ -351,7 +356,11 @@ func RunPeer(ctx context.Context, s Suite, o Options, emus *target.Emulators, p 
 	var runErr error
 	resultsPath := filepath.Join(out, "results.json")
 	os.Remove(resultsPath)
-	if err := proc.WaitHealthy(ctx, health, topo.ClientHost, 30*time.Second); err != nil {
+	startup := 30 * time.Second
+	if setup.Startup > 0 {
+		startup = setup.Startup
+	}
+	if err := proc.WaitHealthy(ctx, health, topo.ClientHost, startup); err != nil {
 		runErr = fmt.Errorf("%s: %w (log: %s)", p.Name(), err, filepath.Join(out, "peer.log"))
 	} else {
 		started := time.Now()

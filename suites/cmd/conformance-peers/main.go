@@ -26,7 +26,10 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/suites/peers"
+	"github.com/edgeconform/edgeconform/suites/peers/haproxy"
 	"github.com/edgeconform/edgeconform/suites/peers/nginx"
+	"github.com/edgeconform/edgeconform/suites/peers/squid"
+	"github.com/edgeconform/edgeconform/suites/peers/varnish"
 	"github.com/edgeconform/edgeconform/suites/report"
 	"github.com/edgeconform/edgeconform/suites/results"
 	"github.com/edgeconform/edgeconform/suites/target"
@@ -38,6 +41,9 @@ import (
 func registry() []peers.Peer {
 	return []peers.Peer{
 		nginx.Peer{},
+		varnish.Peer{},
+		haproxy.Peer{},
+		squid.Peer{},
 	}
 }
 
