@@ -1,0 +1,248 @@
+package httpd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgeconform/edgeconform/emulators/journal"
+	"github.com/edgeconform/edgeconform/emulators/originemu"
+	"github.com/edgeconform/edgeconform/suites/peers"
+	"github.com/edgeconform/edgeconform/suites/peers/peertest"
+	"github.com/edgeconform/edgeconform/suites/topology"
+)
+
+func TestConfigMapsScenarios(t *testing.T) {
+	topo, env, setup := peertest.Generate(t, Peer{}, topology.Strict)
+	b, err := os.ReadFile(env.Path("httpd.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(b)
+	port := func(l string) int { return topo.Ports[l] }
+	for _, want := range []string{
+		// the "*" host rule is the default virtual host, before the client host's
+		"<VirtualHost 127.0.0.1:18999>\n  ServerName default.invalid\n",
+		"ServerAlias edge.test alias.edge.test\n",
+		// routes: 405 for a method not allowed, then the proxy rule
+		"RewriteCond %{REQUEST_METHOD} !^(GET|HEAD|OPTIONS)$\n  RewriteRule ^/c/plain/(.*)$ - [R=405,L,E=EC_ROUTE:",
+		// MTH-4: prio-first (900) is tried before prio (901), with its header condition
+		"RewriteCond %{HTTP:X-Edgeconform-Prio} =first\n",
+		// cf-refuse: refuse then b, in lbsets; the primary skipped for 1 s after a failure
+		fmt.Sprintf("BalancerMember http://127.0.0.1:%d lbset=0 retry=1 connectiontimeout=10000ms timeout=10000ms\n    BalancerMember http://127.0.0.1:%d lbset=1 retry=0", port("refuse"), port("b")),
+		// protocols
+		fmt.Sprintf("BalancerMember h2://127.0.0.1:%d ", port("h2")),
+		fmt.Sprintf("BalancerMember https://127.0.0.1:%d ", port("https")),
+		// HST-1: the origin's hostRewrite
+		`RequestHeader set Host "own.origin.test"`,
+		// MTH-7
+		"^/c/rewrite/(.*)$ balancer://",
+		// CCH
+		"CacheEnable socache \"/c/cch-static-ttl/\"\n  <Location \"/c/cch-static-ttl/\">\n    CacheDefaultExpire 2\n    CacheMaxExpire 3\n",
+		"SSLProxyCACertificateFile \"" + env.OriginCA + "\"",
+		// ATT-2: unsafe methods reach the primary only
+		"RewriteCond %{REQUEST_METHOD} !^(GET|HEAD|OPTIONS)$\n  RewriteRule ^/c/cf-refuse/(.*)$ balancer://r18-primary/c/cf-refuse/$1 [P,L,E=EC_ROUTE:r18]",
+	} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("httpd.conf lacks %q", want)
+		}
+	}
+	if strings.Index(conf, "scenario prio-first") > strings.Index(conf, "scenario prio,") {
+		t.Error("prio-first (priority 900) must come before prio (901)")
+	}
+	// cf-unlisted's primary does not retry connect failures: no failover member.
+	i := strings.Index(conf, "# route r25 (cf-unlisted)")
+	if sec := conf[i : i+strings.Index(conf[i:], "</Proxy>")]; i < 0 || strings.Count(sec, "BalancerMember") != 1 {
+		t.Errorf("cf-unlisted: want a balancer of the primary only, got\n%s", sec)
+	}
+	if !strings.Contains(conf, "rw-dest/$1") {
+		t.Error("pathPrefixRewrite not in the substitution")
+	}
+	if len(setup.LimitsFor("ATT-5", "")) == 0 || len(setup.LimitsFor("HST-2", "hst-fo-own")) == 0 {
+		t.Error("limits for status retries and a failover's own Host not declared")
+	}
+}
+
+func binary(t *testing.T) string {
+	t.Helper()
+	for _, b := range (Peer{}).Binaries() {
+		if p, err := exec.LookPath(b); err == nil {
+			return p
+		}
+	}
+	t.Skip("apache2 is not installed (apt-get install -y apache2): skipping the run against the real peer")
+	return ""
+}
+
+// TestConfigtest runs `apache2 -t` on the generated configuration.
+func TestConfigtest(t *testing.T) {
+	bin := binary(t)
+	topo := peertest.Topology(t, topology.Strict)
+	env := peertest.Env(t, Peer{}, topology.Strict)
+	env.Binary = bin
+	env.OriginCA = writeCA(t, env.Dir)
+	setup, err := Peer{}.Generate(topo, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append(setup.Command[1:len(setup.Command)-1], "-t")
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), setup.Environ...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("apache2 -t: %v\n%s", err, out)
+	}
+}
+
+func writeCA(t *testing.T, dir string) string {
+	t.Helper()
+	emu, err := originemu.New(originemu.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "origin-ca.pem")
+	if err := os.WriteFile(path, emu.CAPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestThroughHTTPD starts httpd on the generated configuration and sends
+// requests through it to an emulator: a plain route, an h2 origin with its
+// certificate verified against the rewritten Host, a failover after a
+// refused connection, and a cached object.
+func TestThroughHTTPD(t *testing.T) {
+	bin := binary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	names := []string{"a", "b", "h2", "refuse"}
+	var ls []originemu.ListenerConfig
+	for _, n := range names {
+		p := originemu.HTTP
+		switch n {
+		case "h2":
+			p = originemu.H2
+		case "refuse":
+			p = originemu.Refuse
+		}
+		ls = append(ls, originemu.ListenerConfig{Name: n, Profile: p})
+	}
+	emu, err := originemu.Start(ctx, originemu.Config{Listeners: ls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emu.Close()
+	ports := map[string]int{}
+	for i, l := range topology.Listeners() {
+		if l.DefaultPort == 0 {
+			ports[l.Name] = 20000 + i
+		}
+	}
+	for _, n := range names {
+		_, p, _ := net.SplitHostPort(emu.Addr(n))
+		ports[n], _ = strconv.Atoi(p)
+	}
+	topo, err := topology.BuildNeutral(peers.LoopbackParams(topology.Strict, ports))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	ca := filepath.Join(dir, "origin-ca.pem")
+	if err := os.WriteFile(ca, emu.CAPEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	listen := freeAddr(t)
+	env := peers.Env{Dir: dir, Listen: listen, Binary: bin, Profile: "strict", OriginCA: ca, Resolve: peers.LoopbackResolve()}
+	setup, err := Peer{}.Generate(topo, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(setup.Command[0], setup.Command[1:]...)
+	cmd.Env = append(os.Environ(), setup.Environ...)
+	logf, _ := os.Create(filepath.Join(dir, "stderr.log"))
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		cmd.Process.Signal(os.Interrupt) // graceful-stop would wait; SIGINT stops at once
+		<-exited
+		if t.Failed() {
+			for _, f := range []string{"stderr.log", "logs/error.log", "logs/access.log"} {
+				b, _ := os.ReadFile(filepath.Join(dir, f))
+				t.Logf("%s:\n%s", f, b)
+			}
+		}
+	}()
+	get := func(path string) (int, http.Header) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+listen+path, nil)
+		req.Host = "edge.test"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, nil
+		}
+		defer resp.Body.Close()
+		io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, resp.Header
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if st, _ := get("/c/plain/health"); st == 200 {
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("httpd exited: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("httpd did not answer within 20 s")
+		}
+	}
+	for _, tc := range []struct{ path, listener, host string }{
+		{"/c/plain/x", "a", "edge.test"}, {"/c/hst-origin/x", "h2", "own.origin.test"}, {"/c/cf-refuse/x", "b", "edge.test"},
+	} {
+		st, h := get(tc.path)
+		if st != 200 || h.Get(topology.RouteHeader) == "" {
+			t.Errorf("GET %s: status %d, route header %q; want 200 and the route's header", tc.path, st, h.Get(topology.RouteHeader))
+			continue
+		}
+		reqs, err := emu.Journal().WaitEnded(ctx, journal.Query{PathPrefix: tc.path}, 1)
+		if err != nil || len(reqs) != 1 || reqs[0].Listener != tc.listener || reqs[0].Host != tc.host {
+			t.Errorf("GET %s: journal %+v (%v), want one request on %s with Host %s", tc.path, reqs, err, tc.listener, tc.host)
+		}
+	}
+	if st, _ := get("/nowhere"); st != 404 {
+		t.Errorf("no route: %d, want 404", st)
+	}
+	// CCH: the second GET of a cacheable object is a hit.
+	for i := 0; i < 2; i++ {
+		if st, _ := get("/c/cch-static/obj"); st != 200 {
+			t.Fatalf("GET /c/cch-static/obj: %d", st)
+		}
+	}
+	if reqs := emu.Journal().Query(journal.Query{PathPrefix: "/c/cch-static/"}).Requests; len(reqs) != 1 {
+		t.Errorf("cch-static: %d origin requests for two GETs, want 1 (the second from the cache)", len(reqs))
+	}
+}
