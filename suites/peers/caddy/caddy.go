@@ -31,7 +31,6 @@
 package caddy
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -40,6 +39,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgeconform/edgeconform/suites/peers/genutil"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
@@ -74,8 +74,8 @@ func Config(n *topology.Neutral, o Options) ([]byte, error) {
 	}
 	g := &gen{n: n, o: o}
 	var routes, errRoutes []any
-	for _, hr := range orderHostRules(n.HostRules) {
-		pm, ok := pathMatcher(n, hr.PathMatcher)
+	for _, hr := range genutil.OrderHostRules(n.HostRules) {
+		pm, ok := genutil.PathMatcher(n, hr.PathMatcher)
 		if !ok {
 			return nil, fmt.Errorf("caddy: host rule %v: no path matcher %q", hr.Hosts, hr.PathMatcher)
 		}
@@ -138,42 +138,6 @@ func (g *gen) dialHost(addr string) string {
 	return addr
 }
 
-func pathMatcher(n *topology.Neutral, name string) (topology.NeutralPathMatcher, bool) {
-	for _, pm := range n.PathMatchers {
-		if pm.Name == name {
-			return pm, true
-		}
-	}
-	return topology.NeutralPathMatcher{}, false
-}
-
-// orderHostRules puts exact hosts first, then wildcards longest first,
-// then "*" (MTH-5), since Caddy tries routes in order.
-func orderHostRules(hrs []topology.NeutralHostRule) []topology.NeutralHostRule {
-	rank := func(hr topology.NeutralHostRule) (int, int) {
-		longest := 0
-		for _, h := range hr.Hosts {
-			if h == "*" {
-				return 2, 0
-			}
-			if strings.Contains(h, "*") {
-				longest = max(longest, len(h))
-			}
-		}
-		if longest > 0 {
-			return 1, -longest
-		}
-		return 0, 0
-	}
-	out := slices.Clone(hrs)
-	slices.SortStableFunc(out, func(a, b topology.NeutralHostRule) int {
-		ca, la := rank(a)
-		cb, lb := rank(b)
-		return cmp.Or(cmp.Compare(ca, cb), cmp.Compare(la, lb))
-	})
-	return out
-}
-
 // hostMatcher matches the hosts (Caddy ignores the port: MTH-5); nil for
 // "*".
 func hostMatcher(hosts []string) obj {
@@ -196,8 +160,7 @@ func static(status int, headers obj) obj {
 }
 
 func (g *gen) pathMatcher(pm topology.NeutralPathMatcher) (routes, errRoutes []any, err error) {
-	rs := slices.Clone(pm.Routes)
-	slices.SortStableFunc(rs, func(a, b topology.NeutralRoute) int { return cmp.Compare(a.Priority, b.Priority) }) // MTH-4
+	rs := genutil.ByPriority(pm.Routes) // MTH-4
 	// MTH-2: a GET with a body gets 400.
 	routes = append(routes, obj{
 		"match": []any{

@@ -3,8 +3,8 @@ package caddy
 import (
 	"slices"
 
-	"github.com/edgeconform/edgeconform/suites/catalog"
 	"github.com/edgeconform/edgeconform/suites/peers"
+	"github.com/edgeconform/edgeconform/suites/peers/genutil"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
@@ -51,25 +51,5 @@ func Limits(n *topology.Neutral) []peers.Limit {
 			}
 		}
 	}
-	return expandAreas(ls)
-}
-
-// expandAreas turns a limit whose Rule is an area ("CCH") into one per
-// rule of the area.
-func expandAreas(ls []peers.Limit) []peers.Limit {
-	var out []peers.Limit
-	for _, l := range ls {
-		if !catalog.IsArea(l.Rule) {
-			out = append(out, l)
-			continue
-		}
-		for _, r := range catalog.All() {
-			if r.Area == l.Rule {
-				e := l
-				e.Rule = r.ID
-				out = append(out, e)
-			}
-		}
-	}
-	return out
+	return genutil.ExpandAreas(ls)
 }

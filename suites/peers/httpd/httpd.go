@@ -33,7 +33,6 @@
 package httpd
 
 import (
-	"cmp"
 	"fmt"
 	"net"
 	"regexp"
@@ -41,6 +40,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgeconform/edgeconform/suites/peers/genutil"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
@@ -129,7 +129,7 @@ func Config(n *topology.Neutral, o Options) (string, error) {
 	w("CacheDetailHeader on")
 
 	g := &gen{n: n, o: o, w: w}
-	hrs := orderHostRules(n.HostRules)
+	hrs := genutil.OrderHostRules(n.HostRules)
 	// The first virtual host is the default one: the "*" rule's (MTH-3,
 	// MTH-5), or a 404 for every unknown host.
 	star := slices.IndexFunc(hrs, func(hr topology.NeutralHostRule) bool { return slices.Contains(hr.Hosts, "*") })
@@ -156,34 +156,6 @@ type gen struct {
 	o      Options
 	w      func(string, ...any)
 	routes int
-}
-
-// orderHostRules puts exact hosts first, then wildcards longest first,
-// then "*" (MTH-5): httpd takes the first virtual host whose ServerName
-// or ServerAlias matches.
-func orderHostRules(hrs []topology.NeutralHostRule) []topology.NeutralHostRule {
-	rank := func(hr topology.NeutralHostRule) (int, int) {
-		longest := 0
-		for _, h := range hr.Hosts {
-			if h == "*" {
-				return 2, 0
-			}
-			if strings.Contains(h, "*") {
-				longest = max(longest, len(h))
-			}
-		}
-		if longest > 0 {
-			return 1, -longest
-		}
-		return 0, 0
-	}
-	out := slices.Clone(hrs)
-	slices.SortStableFunc(out, func(a, b topology.NeutralHostRule) int {
-		ca, la := rank(a)
-		cb, lb := rank(b)
-		return cmp.Or(cmp.Compare(ca, cb), cmp.Compare(la, lb))
-	})
-	return out
 }
 
 func (g *gen) vhost(hr topology.NeutralHostRule, name string) error {
@@ -214,12 +186,11 @@ func (g *gen) vhost(hr topology.NeutralHostRule, name string) error {
 	w("  RewriteRule ^ - [R=400,L]")
 	var after []string
 	if hr.PathMatcher != "" {
-		pm, ok := pathMatcher(g.n, hr.PathMatcher)
+		pm, ok := genutil.PathMatcher(g.n, hr.PathMatcher)
 		if !ok {
 			return fmt.Errorf("httpd: host rule %v: no path matcher %q", hr.Hosts, hr.PathMatcher)
 		}
-		rs := slices.Clone(pm.Routes)
-		slices.SortStableFunc(rs, func(a, b topology.NeutralRoute) int { return cmp.Compare(a.Priority, b.Priority) }) // MTH-4
+		rs := genutil.ByPriority(pm.Routes) // MTH-4
 		for _, r := range rs {
 			more, err := g.route(r)
 			if err != nil {
@@ -235,15 +206,6 @@ func (g *gen) vhost(hr topology.NeutralHostRule, name string) error {
 	}
 	w("</VirtualHost>")
 	return nil
-}
-
-func pathMatcher(n *topology.Neutral, name string) (topology.NeutralPathMatcher, bool) {
-	for _, pm := range n.PathMatchers {
-		if pm.Name == name {
-			return pm, true
-		}
-	}
-	return topology.NeutralPathMatcher{}, false
 }
 
 // route writes the route's rewrite rules and returns what goes after the

@@ -36,7 +36,6 @@
 package trafficserver
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"net"
@@ -45,6 +44,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgeconform/edgeconform/suites/peers/genutil"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
@@ -191,50 +191,13 @@ const logging = `logging:
       mode: ascii
 `
 
-// orderHostRules: exact hosts first, then wildcards longest first, then
-// "*" (MTH-5).
-func orderHostRules(hrs []topology.NeutralHostRule) []topology.NeutralHostRule {
-	rank := func(hr topology.NeutralHostRule) (int, int) {
-		longest := 0
-		for _, h := range hr.Hosts {
-			if h == "*" {
-				return 2, 0
-			}
-			if strings.Contains(h, "*") {
-				longest = max(longest, len(h))
-			}
-		}
-		if longest > 0 {
-			return 1, -longest
-		}
-		return 0, 0
-	}
-	out := slices.Clone(hrs)
-	slices.SortStableFunc(out, func(a, b topology.NeutralHostRule) int {
-		ca, la := rank(a)
-		cb, lb := rank(b)
-		return cmp.Or(cmp.Compare(ca, cb), cmp.Compare(la, lb))
-	})
-	return out
-}
-
-func pathMatcher(n *topology.Neutral, name string) (topology.NeutralPathMatcher, bool) {
-	for _, pm := range n.PathMatchers {
-		if pm.Name == name {
-			return pm, true
-		}
-	}
-	return topology.NeutralPathMatcher{}, false
-}
-
 func (g *gen) remap() error {
-	for _, hr := range orderHostRules(g.n.HostRules) {
-		pm, ok := pathMatcher(g.n, hr.PathMatcher)
+	for _, hr := range genutil.OrderHostRules(g.n.HostRules) {
+		pm, ok := genutil.PathMatcher(g.n, hr.PathMatcher)
 		if !ok {
 			return fmt.Errorf("trafficserver: host rule %v: no path matcher %q", hr.Hosts, hr.PathMatcher)
 		}
-		rs := slices.Clone(pm.Routes)
-		slices.SortStableFunc(rs, func(a, b topology.NeutralRoute) int { return cmp.Compare(a.Priority, b.Priority) }) // MTH-4
+		rs := genutil.ByPriority(pm.Routes) // MTH-4
 		fmt.Fprintf(&g.remapCfg, "# host rule %v -> %s\n", hr.Hosts, hr.PathMatcher)
 		for _, r := range rs {
 			if err := g.route(hr.Hosts, r); err != nil {
