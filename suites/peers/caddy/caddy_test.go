@@ -1,24 +1,20 @@
 package caddy
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/emulators/testca"
 	"github.com/edgeconform/edgeconform/suites/peers"
+	"github.com/edgeconform/edgeconform/suites/peers/genutil/gentest"
 	"github.com/edgeconform/edgeconform/suites/peers/peertest"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
@@ -200,7 +196,7 @@ func TestConfigMapsScenarios(t *testing.T) {
 
 // TestCaddyValidates runs `caddy validate` on the generated configuration.
 func TestCaddyValidates(t *testing.T) {
-	bin := binary(t)
+	bin := gentest.Binary(t, Peer{})
 	dir := t.TempDir()
 	ca, err := testca.New("caddy test")
 	if err != nil {
@@ -222,99 +218,14 @@ func TestCaddyValidates(t *testing.T) {
 	}
 }
 
-func binary(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("caddy")
-	if err != nil {
-		t.Skip("caddy is not installed (apt-get install -y caddy): skipping the run against the real peer")
-	}
-	return bin
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestThroughCaddy starts Caddy on the generated configuration and sends
 // requests through it to an emulator: a plain route, an h2 origin with the
-// certificate verified, and a failover after a refused connection.
+// certificate verified, a failover after a refused connection, a 503
+// retried on the same origin (ATT-5).
 func TestThroughCaddy(t *testing.T) {
-	bin := binary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	emu, err := originemu.Start(ctx, originemu.Config{Listeners: []originemu.ListenerConfig{
-		{Name: "a", Profile: originemu.HTTP}, {Name: "b", Profile: originemu.HTTP},
-		{Name: "h2", Profile: originemu.H2}, {Name: "refuse", Profile: originemu.Refuse},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
-	ports := map[string]int{}
-	for _, name := range []string{"a", "b", "h2", "refuse"} {
-		_, port, _ := net.SplitHostPort(emu.Addr(name))
-		var n int
-		fmt.Sscan(port, &n)
-		ports[name] = n
-	}
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "ca.pem")
-	if err := os.WriteFile(ca, emu.CAPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	n, err := topology.BuildNeutral(params(ports))
-	if err != nil {
-		t.Fatal(err)
-	}
-	listen := freeAddr(t)
-	env := peers.Env{Dir: dir, Listen: listen, Binary: bin, Profile: "strict", OriginCA: ca, Resolve: peers.LoopbackResolve()}
-	setup, err := Peer{}.Generate(n, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, setup.Command[0], setup.Command[1:]...)
-	cmd.Env = append(os.Environ(), setup.Environ...)
-	logf, _ := os.Create(filepath.Join(dir, "caddy.log"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		if t.Failed() {
-			log, _ := os.ReadFile(filepath.Join(dir, "caddy.log"))
-			t.Logf("caddy log:\n%s", log)
-		}
-	}()
-	get := func(path string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+listen+path, nil)
-		req.Host = "edge.test"
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, err.Error()
-		}
-		defer resp.Body.Close()
-		io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, resp.Header.Get(topology.RouteHeader)
-	}
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if st, _ := get("/c/plain/health"); st == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("caddy did not answer within 20 s")
-		}
-	}
-	// ATT-5: retry-5xx's first attempt gets 503, the second is answered.
-	if _, err := emu.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/c/retry-5xx/"}, Action: rules.Action{Status: 503}}); err != nil {
+	l := gentest.Start(t, Peer{}, map[string]originemu.Profile{"a": originemu.HTTP, "b": originemu.HTTP,
+		"h2": originemu.H2, "refuse": originemu.Refuse}, "access.log")
+	if _, err := l.Emu.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/c/retry-5xx/"}, Action: rules.Action{Status: 503}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -323,12 +234,11 @@ func TestThroughCaddy(t *testing.T) {
 	}{
 		{"/c/plain/x", "a", 1}, {"/c/h2/x", "h2", 1}, {"/c/cf-refuse/x", "b", 1}, {"/c/retry-5xx/x", "a", 2},
 	} {
-		st, route := get(tc.path)
-		if st != 200 {
-			t.Errorf("GET %s: status %d (%s), want 200", tc.path, st, route)
+		if st, _ := l.Do(t, "GET", tc.path); st != 200 {
+			t.Errorf("GET %s: status %d, want 200", tc.path, st)
 			continue
 		}
-		reqs, err := emu.Journal().WaitEnded(ctx, journal.Query{PathPrefix: tc.path}, tc.attempts)
+		reqs, err := l.Emu.Journal().WaitEnded(l.Ctx, journal.Query{PathPrefix: tc.path}, tc.attempts)
 		if err != nil || len(reqs) != tc.attempts {
 			t.Errorf("GET %s: journal %+v (%v), want %d requests", tc.path, reqs, err, tc.attempts)
 			continue
@@ -337,7 +247,7 @@ func TestThroughCaddy(t *testing.T) {
 			t.Errorf("GET %s: the last origin request %+v, want 200 on %s with Host edge.test", tc.path, last, tc.listener)
 		}
 	}
-	if st, _ := get("/nowhere"); st != 404 {
+	if st, _ := l.Do(t, "GET", "/nowhere"); st != 404 {
 		t.Errorf("no route: %d, want 404", st)
 	}
 }

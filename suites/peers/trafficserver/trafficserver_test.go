@@ -1,22 +1,14 @@
 package trafficserver
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
-	"github.com/edgeconform/edgeconform/suites/peers"
+	"github.com/edgeconform/edgeconform/suites/peers/genutil/gentest"
 	"github.com/edgeconform/edgeconform/suites/peers/peertest"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
@@ -61,145 +53,38 @@ func TestConfigMapsScenarios(t *testing.T) {
 	}
 }
 
-func binary(t *testing.T) string {
-	t.Helper()
-	for _, b := range (Peer{}).Binaries() {
-		if p, err := exec.LookPath(b); err == nil {
-			return p
-		}
-	}
-	t.Skip("traffic_server is not installed (apt-get install -y trafficserver): skipping the run against the real peer")
-	return ""
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // TestThroughTrafficServer starts traffic_server on the generated
 // configuration and sends requests through it to an emulator: a plain
 // route, an HTTPS origin with its certificate verified, a failover after a
 // refused connection (parent.config), a cache hit, a 405.
 func TestThroughTrafficServer(t *testing.T) {
-	bin := binary(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	profiles := map[string]originemu.Profile{"a": originemu.HTTP, "b": originemu.HTTP, "https": originemu.HTTPS, "refuse": originemu.Refuse}
-	var ls []originemu.ListenerConfig
-	for n, p := range profiles {
-		ls = append(ls, originemu.ListenerConfig{Name: n, Profile: p})
-	}
-	emu, err := originemu.Start(ctx, originemu.Config{Listeners: ls})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emu.Close()
-	ports := map[string]int{}
-	for i, l := range topology.Listeners() {
-		if l.DefaultPort == 0 {
-			ports[l.Name] = 20000 + i
-		}
-	}
-	for n := range profiles {
-		_, p, _ := net.SplitHostPort(emu.Addr(n))
-		ports[n], _ = strconv.Atoi(p)
-	}
-	topo, err := topology.BuildNeutral(peers.LoopbackParams(topology.Strict, ports))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	ca := filepath.Join(dir, "origin-ca.pem")
-	if err := os.WriteFile(ca, emu.CAPEM(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	listen := freeAddr(t)
-	env := peers.Env{Dir: dir, Listen: listen, Binary: bin, Profile: "strict", OriginCA: ca, Resolve: peers.LoopbackResolve()}
-	setup, err := Peer{}.Generate(topo, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(setup.Command[0], setup.Command[1:]...)
-	cmd.Env = append(os.Environ(), setup.Environ...)
-	logf, _ := os.Create(filepath.Join(dir, "stderr.log"))
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			for _, f := range []string{"stderr.log", "log/traffic.out", "log/diags.log", "log/access.log"} {
-				b, _ := os.ReadFile(filepath.Join(dir, f))
-				t.Logf("%s:\n%s", f, b)
-			}
-		}
-	}()
-	do := func(method, path string) (int, http.Header) {
-		t.Helper()
-		req, _ := http.NewRequestWithContext(ctx, method, "http://"+listen+path, nil)
-		req.Host = "edge.test"
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, nil
-		}
-		defer resp.Body.Close()
-		io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, resp.Header
-	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		if st, _ := do("GET", "/c/plain/health"); st == 200 {
-			break
-		}
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("traffic_server exited: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("traffic_server did not answer within 30 s")
-		}
-	}
+	l := gentest.Start(t, Peer{}, map[string]originemu.Profile{"a": originemu.HTTP, "b": originemu.HTTP,
+		"https": originemu.HTTPS, "refuse": originemu.Refuse}, "log/traffic.out", "log/diags.log", "log/access.log")
 	for _, tc := range []struct{ path, listener string }{
 		{"/c/plain/x", "a"}, {"/c/https/x", "https"}, {"/c/cf-refuse/x", "b"},
 	} {
-		st, h := do("GET", tc.path)
+		st, h := l.Do(t, "GET", tc.path)
 		if st != 200 || h.Get(topology.RouteHeader) == "" {
 			t.Errorf("GET %s: status %d, route header %q; want 200 and the route's header", tc.path, st, h.Get(topology.RouteHeader))
 			continue
 		}
-		reqs, err := emu.Journal().WaitEnded(ctx, journal.Query{PathPrefix: tc.path}, 1)
+		reqs, err := l.Emu.Journal().WaitEnded(l.Ctx, journal.Query{PathPrefix: tc.path}, 1)
 		if err != nil || len(reqs) != 1 || reqs[0].Listener != tc.listener || reqs[0].Host != "edge.test" {
 			t.Errorf("GET %s: journal %+v (%v), want one request on %s with Host edge.test", tc.path, reqs, err, tc.listener)
 		}
 	}
-	if st, h := do("POST", "/c/plain/x"); st != 405 || h.Get("Allow") != "GET, HEAD, OPTIONS" {
+	if st, h := l.Do(t, "POST", "/c/plain/x"); st != 405 || h.Get("Allow") != "GET, HEAD, OPTIONS" {
 		t.Errorf("POST on a GET route: %d, Allow %q; want 405 with Allow", st, h.Get("Allow"))
 	}
-	if st, _ := do("GET", "/nowhere"); st != 404 {
+	if st, _ := l.Do(t, "GET", "/nowhere"); st != 404 {
 		t.Errorf("no route: %d, want 404", st)
 	}
 	for i := 0; i < 2; i++ {
-		if st, _ := do("GET", "/c/cch-static/obj"); st != 200 {
+		if st, _ := l.Do(t, "GET", "/c/cch-static/obj"); st != 200 {
 			t.Fatalf("GET /c/cch-static/obj: %d", st)
 		}
 	}
-	if reqs := emu.Journal().Query(journal.Query{PathPrefix: "/c/cch-static/"}).Requests; len(reqs) != 1 {
+	if reqs := l.Emu.Journal().Query(journal.Query{PathPrefix: "/c/cch-static/"}).Requests; len(reqs) != 1 {
 		t.Errorf("cch-static: %d origin requests for two GETs, want 1 (the second from the cache)", len(reqs))
 	}
 }
