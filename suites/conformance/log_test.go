@@ -15,7 +15,7 @@ import (
 // requireLogs skips a spec when the target exposes no logs to the suites.
 func requireLogs() target.Logs {
 	if env.Logs == nil {
-		Skip("the target exposes no logs to the suites (only the in-process reference does)")
+		Skip("the target exposes no logs to the suites (the in-process reference does; an external target with " + target.EnvLogs + ")")
 	}
 	return env.Logs
 }

@@ -30,6 +30,7 @@ func init() {
 	flag.StringVar(&settings.Results, "edgeconform.results", settings.Results, "write the results file here ("+target.EnvResults+")")
 	flag.BoolVar(&settings.ReferenceImpl, "edgeconform.reference-impl", settings.ReferenceImpl, "the external target is the reference ("+target.EnvReferenceImpl+")")
 	flag.StringVar(&settings.Name, "edgeconform.name", settings.Name, "implementation name in reports ("+target.EnvName+")")
+	flag.StringVar(&settings.Logs, "edgeconform.logs", settings.Logs, "JSON Lines log records of an external target ("+target.EnvLogs+")")
 	flag.Func("edgeconform.edges", "edge node URLs sharing one shield, comma-separated ("+target.EnvEdges+")", func(v string) error {
 		settings.Edges = target.SplitURLs(v)
 		return nil

@@ -56,7 +56,7 @@ func Markdown(files []results.File) string {
 	for i, r := range catalog.All() {
 		fmt.Fprintf(&b, "| %s | %s | ", r.ID, r.Level)
 		for _, f := range files {
-			b.WriteString(cellText(f, i, r.ID) + " | ")
+			b.WriteString(cellText(f, i, r.ID) + limitFlag(f, r.ID) + " | ")
 		}
 		b.WriteString("\n")
 	}
@@ -76,8 +76,32 @@ func Markdown(files []results.File) string {
 		if !any {
 			b.WriteString("Every spec passed.\n")
 		}
+		if len(f.Limits) > 0 {
+			b.WriteString("\nDeclared limits (⚑: the implementation has no setting for it; the specs ran anyway):\n\n")
+			for _, l := range f.Limits {
+				fmt.Fprintf(&b, "- **%s**%s: %s (%s)\n", l.Rule, scenarioOf(l), mdCell(l.Reason), l.Doc)
+			}
+		}
+		for _, n := range f.Notes {
+			fmt.Fprintf(&b, "\nNote: %s\n", mdCell(n))
+		}
 	}
 	return b.String()
+}
+
+// limitFlag marks a cell whose implementation declared a limit for the rule.
+func limitFlag(f results.File, id string) string {
+	if len(f.LimitsOf(id)) > 0 {
+		return " ⚑"
+	}
+	return ""
+}
+
+func scenarioOf(l results.Limit) string {
+	if l.Scenario == "" {
+		return ""
+	}
+	return " (" + l.Scenario + ")"
 }
 
 func cellText(f results.File, i int, id string) string {
@@ -132,6 +156,8 @@ type htmlCell struct {
 	Label   string
 	Anchor  string
 	Message string
+	// Limits are the implementation's declared limits for the rule.
+	Limits []results.Limit
 }
 
 type htmlRow struct {
@@ -144,6 +170,7 @@ type htmlDetail struct {
 	Anchor, Impl, RuleID string
 	Status               results.Status
 	Specs                []results.Spec
+	Limits               []results.Limit
 }
 
 // HTML is a static page: a table of rules by implementation, grouped by
@@ -163,10 +190,11 @@ func HTML(files []results.File) ([]byte, error) {
 			rr, ok := ruleOf(f, i, r.ID)
 			c := htmlCell{Status: results.NoSpec, Label: symbols[results.NoSpec]}
 			if ok {
-				c = htmlCell{Status: rr.Status, Label: cellText(f, i, r.ID), Message: firstLines(rr.Message, 6)}
-				if len(rr.Specs) > 0 {
+				c = htmlCell{Status: rr.Status, Label: cellText(f, i, r.ID), Message: firstLines(rr.Message, 6), Limits: f.LimitsOf(r.ID)}
+				if len(rr.Specs) > 0 || len(c.Limits) > 0 {
 					c.Anchor = fmt.Sprintf("d-%d-%s", j, r.ID)
-					details = append(details, htmlDetail{Anchor: c.Anchor, Impl: f.Implementation, RuleID: r.ID, Status: rr.Status, Specs: rr.Specs})
+					details = append(details, htmlDetail{Anchor: c.Anchor, Impl: f.Implementation, RuleID: r.ID, Status: rr.Status,
+						Specs: rr.Specs, Limits: c.Limits})
 				}
 			}
 			row.Cells = append(row.Cells, c)
@@ -201,20 +229,24 @@ tr.area td{background:#e8eef8;font-weight:bold}
 td.pass{background:#dff5df} td.fail{background:#f9d6d5} td.observation{background:#fdf1c7}
 td.skipped{background:#eee;color:#666} td.setup{background:#f7d7f3} td.none{color:#aaa}
 td.text{max-width:40em}
+a.limit{font-size:12px;color:#7a4b00;white-space:nowrap}
 a{color:inherit}
 pre{white-space:pre-wrap;background:#f8f8f8;padding:.5em;max-width:100em}
 </style></head><body>
 <h1>edgeconform conformance results</h1>
 <table><tr><th>implementation</th><th>profile</th><th>target</th><th>suite</th>{{range .Order}}<th>{{.}}</th>{{end}}<th>time</th></tr>
-{{range .Files}}<tr><td>{{.Implementation}}</td><td>{{.Profile}}</td><td>{{.Target}}</td><td>{{if .SuitePassed}}passed{{else}}FAILED{{end}}</td>{{$f := .}}{{range $.Order}}<td>{{count $f .}}</td>{{end}}<td>{{secs .}}</td></tr>
+{{range .Files}}<tr><td>{{.Implementation}}{{range .Notes}}<br><small>{{.}}</small>{{end}}</td><td>{{.Profile}}</td><td>{{.Target}}</td><td>{{if .SuitePassed}}passed{{else}}FAILED{{end}}</td>{{$f := .}}{{range $.Order}}<td>{{count $f .}}</td>{{end}}<td>{{secs .}}</td></tr>
 {{end}}</table>
 <h2>Rules</h2>
 <table><tr><th>rule</th><th>rule text</th>{{range .Files}}<th>{{.Implementation}}<br><small>{{.Profile}}</small></th>{{end}}</tr>
 {{range .Rows}}{{if .AreaStart}}<tr class="area"><td colspan="{{$.Cols}}">{{.AreaStart}}</td></tr>{{end}}
-<tr><td>{{.ID}}<br><small>{{.Level}}</small></td><td class="text">{{.Text}}</td>{{range .Cells}}<td class="{{.Status}}" title="{{.Message}}">{{if .Anchor}}<a href="#{{.Anchor}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}</td>{{end}}</tr>
+<tr><td>{{.ID}}<br><small>{{.Level}}</small></td><td class="text">{{.Text}}</td>{{range .Cells}}<td class="{{.Status}}" title="{{.Message}}">{{if .Anchor}}<a href="#{{.Anchor}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}{{if .Limits}} <a class="limit" href="#{{.Anchor}}" title="{{range .Limits}}{{.Reason}} {{end}}">⚑ limit</a>{{end}}</td>{{end}}</tr>
 {{end}}</table>
 <h2>Details</h2>
-{{range .Details}}<h3 id="{{.Anchor}}">{{.RuleID}} on {{.Impl}}: {{.Status}}</h3><ul>
+{{range .Details}}<h3 id="{{.Anchor}}">{{.RuleID}} on {{.Impl}}: {{.Status}}</h3>
+{{if .Limits}}<p>Declared limits (the implementation has no setting for it; the specs ran anyway):</p><ul class="limits">
+{{range .Limits}}<li>{{if .Scenario}}<code>{{.Scenario}}</code>: {{end}}{{.Reason}}{{if .Doc}} — <a href="{{.Doc}}">documentation</a>{{end}}</li>
+{{end}}</ul>{{end}}<ul>
 {{range .Specs}}<li><b>{{.Status}}</b> {{.Name}} <small>({{.Location}})</small>{{if .Message}}<pre>{{.Message}}</pre>{{end}}</li>
 {{end}}</ul>
 {{end}}</body></html>

@@ -53,6 +53,32 @@ type File struct {
 	SuitePassed    bool          `json:"suitePassed"`
 	Counts         Counts        `json:"counts"`
 	Rules          []Rule        `json:"rules"`
+	// Limits are what the implementation declared it cannot express
+	// (peers: suites/peers Setup.Limits); reports show them beside the
+	// rule's result.
+	Limits []Limit `json:"limits,omitempty"`
+	// Notes are remarks on the run (a peer's profile choice, mappings).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Limit is a declared limit: the implementation has no setting for what
+// Rule's specs in Scenario ("" for all) need.
+type Limit struct {
+	Rule     string `json:"rule"`
+	Scenario string `json:"scenario,omitempty"`
+	Reason   string `json:"reason"`
+	Doc      string `json:"doc,omitempty"`
+}
+
+// LimitsOf returns the limits f declares for rule.
+func (f File) LimitsOf(rule string) []Limit {
+	var out []Limit
+	for _, l := range f.Limits {
+		if l.Rule == rule {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // Counts are rules per status.

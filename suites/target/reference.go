@@ -17,11 +17,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgeconform/edgeconform/emulators/control"
 	"github.com/edgeconform/edgeconform/emulators/emuclient"
-	"github.com/edgeconform/edgeconform/emulators/gcsemu"
-	"github.com/edgeconform/edgeconform/emulators/originemu"
-	"github.com/edgeconform/edgeconform/emulators/s3emu"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
@@ -78,68 +74,17 @@ func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *
 		}
 	}()
 
-	quiet := slog.New(slog.DiscardHandler)
-	defaultIP := defaultPortIP()
-	var ecfg originemu.Config
-	for _, l := range topology.Listeners() {
-		lc := originemu.ListenerConfig{Name: l.Name, Profile: l.Profile}
-		if l.DefaultPort != 0 {
-			if defaultIP == "" {
-				continue
-			}
-			lc.Addr = net.JoinHostPort(defaultIP, strconv.Itoa(l.DefaultPort))
-		}
-		ecfg.Listeners = append(ecfg.Listeners, lc)
-	}
-	// The bucket services: a private S3-compatible bucket verifying SigV4,
-	// a private Cloud Storage bucket read with a bearer token. Specs put
-	// their objects through the services' own APIs.
-	s3, err := s3emu.New(s3emu.Config{Region: refS3Region, Credentials: map[string]string{refS3KeyID: refS3Secret},
-		Buckets: []s3emu.BucketConfig{{Name: refS3Bucket}}})
+	emus, err := StartEmulators(ctx, slog.New(slog.DiscardHandler))
 	if err != nil {
-		return nil, fmt.Errorf("the S3 emulator: %w", err)
+		return nil, err
 	}
-	gcs, err := gcsemu.New(gcsemu.Config{Tokens: []string{refGCSToken}, Buckets: []gcsemu.BucketConfig{{Name: refBucket}}})
-	if err != nil {
-		return nil, fmt.Errorf("the Cloud Storage emulator: %w", err)
-	}
-	for _, l := range topology.BucketListeners() {
-		lc := originemu.ListenerConfig{Name: l.Name, Profile: l.Profile, Backend: s3}
-		if l.Name == topology.ListenerGCS {
-			lc.Backend = gcs
-		}
-		ecfg.Listeners = append(ecfg.Listeners, lc)
-	}
-	ecfg.Logger = quiet
-	// The emulators live until Close, not until ctx ends.
-	emu, err := originemu.Start(context.WithoutCancel(ctx), ecfg)
-	if err != nil {
-		return nil, fmt.Errorf("starting the emulators: %w", err)
-	}
-	closers = append(closers, func() { emu.Close() })
-
-	cln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("control API listener: %w", err)
-	}
-	csrv := &http.Server{Handler: control.NewHandler(emu, quiet), ReadHeaderTimeout: 10 * time.Second}
-	go csrv.Serve(cln)
-	closers = append(closers, func() { csrv.Close() })
-	controlURL := "http://" + cln.Addr().String()
+	closers = append(closers, emus.Close)
+	emu, controlURL, defaultIP := emus.Emulator, emus.ControlURL, emus.DefaultPortIP
 
 	p := topology.Params{
 		Profile: prof, ClientHost: refClientHost, OriginHost: refOriginHost, AltHost: refAltHost,
 		RouteRewriteHost: refRouteRewrite, OriginRewriteHost: refOriginRewrit, GCSBucket: refBucket,
-		Ports: map[string]int{}, Reference: true, GCSToken: refGCSToken,
-		S3: &topology.S3Bucket{Bucket: refS3Bucket, Region: refS3Region, AccessKeyID: refS3KeyID,
-			SecretVersion: refS3SecretVer, Secret: refS3Secret},
-	}
-	for _, l := range append(topology.Listeners(), topology.BucketListeners()...) {
-		if l.DefaultPort != 0 {
-			continue
-		}
-		_, port, _ := net.SplitHostPort(emu.Addr(l.Name))
-		p.Ports[l.Name], _ = strconv.Atoi(port)
+		Ports: emus.Ports, Reference: true, GCSToken: refGCSToken, S3: EmulatorS3(),
 	}
 	if defaultIP != "" {
 		p.DefaultPortHost = refDefaultPort

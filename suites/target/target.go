@@ -59,6 +59,9 @@ type Settings struct {
 	ReferenceImpl bool
 	// Edges are edge node URLs sharing one shield (external targets).
 	Edges []string
+	// Logs is a JSON Lines file of the external target's log records
+	// (EnvLogs); "" when it exposes none.
+	Logs string
 }
 
 // SettingsFromEnv reads the EDGECONFORM_* variables.
@@ -69,6 +72,7 @@ func SettingsFromEnv() Settings {
 		Target: os.Getenv(EnvTarget), Control: os.Getenv(EnvControl), Profile: os.Getenv(EnvProfile),
 		Topology: os.Getenv(EnvTopology), ClientHost: os.Getenv(EnvClientHost), OriginHost: os.Getenv(EnvOriginHost),
 		EXT: ext, Results: os.Getenv(EnvResults), Name: os.Getenv(EnvName), ReferenceImpl: refImpl,
+		Logs: os.Getenv(EnvLogs),
 	}
 	if s.Target == "" {
 		s.Target = "reference"
@@ -197,7 +201,11 @@ func connectExternal(ctx context.Context, prof topology.Profile, s Settings) (*T
 			return nil, fmt.Errorf("%s: %q is not an http(s) URL", EnvEdges, e)
 		}
 	}
-	return &Target{Name: name, URL: strings.TrimSuffix(s.Target, "/"), Edges: s.Edges, Control: c, ControlURL: s.Control, Params: p}, nil
+	t := &Target{Name: name, URL: strings.TrimSuffix(s.Target, "/"), Edges: s.Edges, Control: c, ControlURL: s.Control, Params: p}
+	if s.Logs != "" {
+		t.Logs = &fileLogs{path: s.Logs}
+	}
+	return t, nil
 }
 
 // ListenerPorts asks the emulators which port each topology listener has.

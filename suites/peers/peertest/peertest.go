@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/edgeconform/edgeconform/emulators/testca"
 	"github.com/edgeconform/edgeconform/suites/peers"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
@@ -30,12 +31,17 @@ func Topology(t testing.TB, prof topology.Profile) *topology.Neutral {
 }
 
 // Env is an Env for p in a new temporary directory, listening on
-// 127.0.0.1:18999, with a placeholder CA file.
+// 127.0.0.1:18999, with a test CA's certificate as OriginCA (so that a
+// peer's own configuration check can load it).
 func Env(t testing.TB, p peers.Peer, prof topology.Profile) peers.Env {
 	t.Helper()
 	dir := t.TempDir()
 	ca := filepath.Join(t.TempDir(), "origin-ca.pem")
-	if err := os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n"), 0o644); err != nil {
+	testCA, err := testca.New("edgeconform peertest CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ca, testCA.CertPEM(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	bin := "/usr/sbin/" + p.Name()
