@@ -26,7 +26,10 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/suites/peers"
+	"github.com/edgeconform/edgeconform/suites/peers/caddy"
+	"github.com/edgeconform/edgeconform/suites/peers/httpd"
 	"github.com/edgeconform/edgeconform/suites/peers/nginx"
+	"github.com/edgeconform/edgeconform/suites/peers/trafficserver"
 	"github.com/edgeconform/edgeconform/suites/report"
 	"github.com/edgeconform/edgeconform/suites/results"
 	"github.com/edgeconform/edgeconform/suites/target"
@@ -38,6 +41,7 @@ import (
 func registry() []peers.Peer {
 	return []peers.Peer{
 		nginx.Peer{},
+		caddy.Peer{}, trafficserver.Peer{}, httpd.Peer{}, // peers-gen-b
 	}
 }
 
