@@ -87,8 +87,8 @@ func Config(n *topology.Neutral, o Options) ([]byte, error) {
 		sub = append(sub, obj{"handle": []any{static(404, nil)}})
 		r := obj{"handle": []any{obj{"handler": "subroute", "routes": sub}}, "terminal": true}
 		e := obj{"handle": []any{obj{"handler": "subroute", "routes": subErr}}, "terminal": true}
-		if m := hostMatcher(hr.Hosts); m != nil {
-			r["match"], e["match"] = []any{m}, []any{m}
+		if m := hostMatchers(hr.Hosts); m != nil {
+			r["match"], e["match"] = m, m
 		}
 		routes = append(routes, r)
 		if len(subErr) > 0 {
@@ -138,17 +138,28 @@ func (g *gen) dialHost(addr string) string {
 	return addr
 }
 
-// hostMatcher matches the hosts (Caddy ignores the port: MTH-5); nil for
-// "*".
-func hostMatcher(hosts []string) obj {
-	var hs []any
+// hostMatchers match the hosts (Caddy ignores the port: MTH-5): exact
+// ones with a host matcher, each wildcard as a regular expression on the
+// host (Caddy's own wildcards stand for one label, Media CDN's for any
+// number); nil for "*".
+func hostMatchers(hosts []string) []any {
+	var exact, sets []any
 	for _, h := range hosts {
-		if h == "*" {
+		switch {
+		case h == "*":
 			return nil
+		case strings.Contains(h, "*"):
+			re := "^" + strings.ReplaceAll(regexp.QuoteMeta(h), `\*`, ".+") + "$"
+			// a CEL string literal: backslashes doubled
+			sets = append(sets, obj{"expression": fmt.Sprintf("{http.request.host}.matches('%s')", strings.ReplaceAll(re, `\`, `\\`))})
+		default:
+			exact = append(exact, h)
 		}
-		hs = append(hs, h)
 	}
-	return obj{"host": hs}
+	if len(exact) > 0 {
+		sets = append([]any{obj{"host": exact}}, sets...)
+	}
+	return sets
 }
 
 func static(status int, headers obj) obj {

@@ -250,4 +250,8 @@ func TestThroughCaddy(t *testing.T) {
 	if st, _ := l.Do(t, "GET", "/nowhere"); st != 404 {
 		t.Errorf("no route: %d, want 404", st)
 	}
+	// MTH-5: "mthprefix.*" matches a host of any number of labels after it.
+	if st, h := l.DoHost(t, "GET", "mthprefix.example.net", "/x"); st != 200 || h.Get(topology.MatcherHeader) != topology.MTHPrefixMatcher {
+		t.Errorf("Host mthprefix.example.net: %d, matcher %q; want 200 from %s", st, h.Get(topology.MatcherHeader), topology.MTHPrefixMatcher)
+	}
 }

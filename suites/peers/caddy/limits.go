@@ -23,8 +23,11 @@ func Limits(n *topology.Neutral) []peers.Limit {
 	ls := []peers.Limit{
 		{Rule: "TMO-2", Reason: "no deadline across attempts: lb_try_duration bounds only how long one reverse_proxy handler keeps retrying dial errors, not the whole request", Doc: docReverseProxy},
 		{Rule: "ATT-9", Reason: "no maxAttemptsTimeout: the unrolled attempts are separate handlers with no shared deadline, so there is no 504 when it passes", Doc: docReverseProxy},
-		{Rule: "TMO-4", Reason: "no responseTimeout: the http transport has dial_timeout, response_header_timeout and read_timeout (between reads) only", Doc: docTransport},
-		{Rule: "TMO-5", Reason: "responseTimeout (and readTimeout's cap by it) has no setting; read_timeout is applied alone", Doc: docTransport},
+		{Rule: "TMO-5", Reason: "no responseTimeout (and so no cap of readTimeout by it): the http transport has dial_timeout, response_header_timeout and read_timeout (between reads) only", Doc: docTransport},
+		{Rule: "TMO-6", Reason: "no responseTimeout to truncate a slow body with (read_timeout only)", Doc: docTransport},
+		{Rule: "TMO-4", Reason: "redirects are not followed, so no redirect attempt uses the redirecting origin's timeouts", Doc: docIntercept},
+		{Rule: "TMO-7", Reason: "no maxAttemptsTimeout deadline to shorten the last attempt's connect timeout to", Doc: docReverseProxy},
+		{Rule: "TMO-8", Reason: "no maxAttemptsTimeout deadline: a failover gets its full timeouts, not what is left", Doc: docReverseProxy},
 		{Rule: "MTH-2", Reason: "a request with trailers cannot be matched (a GET with a body is: Content-Length / Transfer-Encoding matchers)", Doc: "https://caddyserver.com/docs/json/apps/http/servers/routes/match/"},
 		{Rule: "LOG", Reason: "the access log has the client request only: no record per origin attempt, no origin IP, cache status or cache key", Doc: docLogging},
 		{Rule: "RDR", Reason: "origin redirects are not followed: handle_response can only route to a configured upstream, not to the Location's host", Doc: docIntercept},
@@ -34,7 +37,6 @@ func Limits(n *topology.Neutral) []peers.Limit {
 		{Rule: "RNG-1", Reason: "no cache: large objects are never stored", Doc: docModules},
 		{Rule: "RNG-2", Reason: "no cache: no chunked range fills, client ranges are passed to the origin as sent", Doc: docModules},
 		{Rule: "RNG-3", Reason: "no cache: ranges are answered by the origin, not from cached chunks", Doc: docModules},
-		{Rule: "RNG-5", Reason: "no cache: no chunk fills whose validators could change", Doc: docModules},
 		{Rule: "BKT", Reason: "no AWS SigV4 signing of origin requests in the standard build", Doc: docModules},
 	}
 	for _, s := range n.Scenarios {

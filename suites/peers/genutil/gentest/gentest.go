@@ -134,11 +134,17 @@ func Start(t *testing.T, p peers.Peer, listeners map[string]originemu.Profile, l
 // (0 if the request failed) and headers; the body is read and dropped.
 func (l *Live) Do(t *testing.T, method, path string) (int, http.Header) {
 	t.Helper()
+	return l.DoHost(t, method, l.Topo.ClientHost, path)
+}
+
+// DoHost is Do with another Host.
+func (l *Live) DoHost(t *testing.T, method, host, path string) (int, http.Header) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(l.Ctx, method, "http://"+l.Env.Listen+path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Host = l.Topo.ClientHost
+	req.Host = host
 	resp, err := l.client.Do(req)
 	if err != nil {
 		return 0, nil
