@@ -51,6 +51,14 @@ func Limits(n *topology.Neutral) []peers.Limit {
 				break
 			}
 		}
+		for _, o := range chain {
+			if o.Protocol == "HTTP2" {
+				for _, rule := range []string{"HST-1", "HST-2", "HST-3", "PRT-3", "PRT-4"} {
+					ls = append(ls, peers.Limit{Rule: rule, Scenario: s.Name, Reason: "the scenario reaches an HTTP2 (h2-only) origin, which ATS 9 cannot speak to: its requests fail before the rule is exercised", Doc: docOrigin})
+				}
+				break
+			}
+		}
 		if len(chain) > 1 && !slices.Contains(chain[0].RetryConditions, "CONNECT_FAILURE") {
 			ls = append(ls, peers.Limit{Rule: "ATT-5", Scenario: s.Name, Reason: "a parent rule fails over on connect failures whatever the origin's retryConditions: CONNECT_FAILURE cannot be left out", Doc: docParent})
 		}

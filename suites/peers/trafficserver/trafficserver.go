@@ -133,6 +133,7 @@ func records(o Options, host, port string) string {
 	c("proxy.config.http.insert_response_via_str", "INT", 0)
 	c("proxy.config.http.response_server_enabled", "INT", 0)
 	c("proxy.config.log.logfile_dir", "STRING", o.Dir+"/log")
+	c("proxy.config.log.max_secs_per_buffer", "INT", 1) // LOG records within a second
 	c("proxy.config.body_factory.template_sets_dir", "STRING", o.Dir+"/etc/body_factory")
 	c("proxy.config.hostdb.host_file.path", "STRING", o.Dir+"/etc/hosts")
 	c("proxy.config.diags.debug.enabled", "INT", 0)
@@ -184,7 +185,7 @@ func pathBase(p string) string { return p[strings.LastIndex(p, "/")+1:] }
 const logging = `logging:
   formats:
     - name: edgeconform
-      format: '{"msg":"client request","uri":"/%<cqup>","method":"%<cqhm>","status":%<pssc>,"origin_status":"%<sssc>","origin_ip":"%<shi>","cache_status":"%<crc>","latency_ms":%<ttms>,"bytes":%<psql>}'
+      format: '{"msg":"client request","uri":"/%<cqup>","method":"%<cqhm>","status":%<pssc>,"origin_status":"%<sssc>","origin_ip":"%<shi>","cache_status":"%<crc>","latency_ms":%<ttms>,"backend_latency_ms":%<stms>,"bytes":%<psql>}'
   logs:
     - filename: access
       format: edgeconform
