@@ -401,14 +401,19 @@ func confRemap(r topology.NeutralRoute, o topology.NeutralOrigin) []string {
 	return ps
 }
 
-// cacheKey is the cachekey plugin for the route's cacheKeyPolicy
-// (CCH-6), "" for the default key.
+// cacheKey is the cachekey plugin for a caching route: the query sorted,
+// and the route's cacheKeyPolicy (CCH-6); "" when the route bypasses the
+// cache.
 func cacheKey(r topology.NeutralRoute) string {
-	k := r.Cache.Key
-	if k == nil || r.Cache.Mode == "BYPASS_CACHE" {
+	if r.Cache.Mode == "" || r.Cache.Mode == "BYPASS_CACHE" {
 		return ""
 	}
+	// The default key sorts the query string (CCH-6).
 	ps := []string{"@plugin=cachekey.so", "@pparam=--sort-params=true"}
+	k := r.Cache.Key
+	if k == nil {
+		return strings.Join(ps, " ")
+	}
 	if len(k.ExcludedQueryParameters) > 0 {
 		ps = append(ps, "@pparam=--exclude-params="+strings.Join(k.ExcludedQueryParameters, ","))
 	}
