@@ -321,7 +321,9 @@ func (g *gen) balancer(a func(string, ...any), name string, members []topology.N
 			params = append(params, fmt.Sprintf("connectiontimeout=%dms", ms))
 		}
 		if ms := o.Timeouts.ReadMs; ms > 0 {
-			params = append(params, fmt.Sprintf("timeout=%dms", ms))
+			// whole seconds: timeout= takes no ms suffix (3000ms read as
+			// 3000 s: the first suite run cut nothing at readTimeout)
+			params = append(params, fmt.Sprintf("timeout=%d", (ms+999)/1000))
 		}
 		a("  BalancerMember %s %s", g.originURL(o), strings.Join(params, " "))
 	}

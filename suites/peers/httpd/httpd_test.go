@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
+	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/suites/peers/genutil/gentest"
 	"github.com/edgeconform/edgeconform/suites/peers/peertest"
 	"github.com/edgeconform/edgeconform/suites/topology"
@@ -32,7 +34,7 @@ func TestConfigMapsScenarios(t *testing.T) {
 		// MTH-4: prio-first (900) is tried before prio (901), with its header condition
 		"RewriteCond %{HTTP:X-Edgeconform-Prio} =first\n",
 		// cf-refuse: refuse then b, in lbsets; the primary skipped for 1 s after a failure
-		fmt.Sprintf("BalancerMember http://127.0.0.1:%d lbset=0 retry=1 connectiontimeout=10000ms timeout=10000ms\n    BalancerMember http://127.0.0.1:%d lbset=1 retry=0", port("refuse"), port("b")),
+		fmt.Sprintf("BalancerMember http://127.0.0.1:%d lbset=0 retry=1 connectiontimeout=10000ms timeout=10\n    BalancerMember http://127.0.0.1:%d lbset=1 retry=0", port("refuse"), port("b")),
 		// protocols
 		fmt.Sprintf("BalancerMember h2://127.0.0.1:%d ", port("h2")),
 		fmt.Sprintf("BalancerMember https://127.0.0.1:%d ", port("https")),
@@ -121,6 +123,16 @@ func TestThroughHTTPD(t *testing.T) {
 	if st, _ := l.Do(t, "GET", "/nowhere"); st != 404 {
 		t.Errorf("no route: %d, want 404", st)
 	}
+	// TMO-5: a body stalled after 100 bytes is cut at readTimeout (2 s on
+	// tmo5), not at a timeout read as 2000 s.
+	if _, err := l.Emu.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/c/tmo5/"}, Action: rules.Action{Stall: &rules.Cut{AfterBytes: ptr(int64(100))}}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	l.Do(t, "GET", "/c/tmo5/stalled")
+	if took, read := time.Since(start), time.Duration(l.Topo.Chain("tmo5-0")[0].Timeouts.ReadMs)*time.Millisecond; took > read+3*time.Second {
+		t.Errorf("a stalled body was cut after %s, readTimeout is %s", took.Round(time.Millisecond), read)
+	}
 	// CCH: the second GET of a cacheable object is a hit.
 	for i := 0; i < 2; i++ {
 		if st, _ := l.Do(t, "GET", "/c/cch-static/obj"); st != 200 {
@@ -131,3 +143,5 @@ func TestThroughHTTPD(t *testing.T) {
 		t.Errorf("cch-static: %d origin requests for two GETs, want 1 (the second from the cache)", len(reqs))
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
