@@ -48,7 +48,7 @@ func (Peer) Generate(topo *topology.Neutral, env peers.Env) (*peers.Setup, error
 		Environ: []string{"TS_RUNROOT=" + env.Path("runroot.yaml")},
 		Health:  "/",
 		Limits:  Limits(topo),
-		Logs:    &peers.LogSource{Path: env.Path("log/access.log"), Fields: []string{"uri", "status", "origin_ip", "cache_status", "backend_latency_ms"}},
+		Logs:    &peers.LogSource{Path: env.Path("log/access.log"), Fields: []string{"uri", "status", "origin_ip", "cache_status", "backend_latency_ms", "range"}},
 		Notes: []string{
 			"connectTimeout is connect_attempts_timeout (time to first byte, whole seconds), readTimeout transaction_no_activity_timeout_out, responseTimeout transaction_active_timeout_out (from the start of the origin transaction)",
 			"failover chains are parent.config rules (origin-server parents in strict order, the primary's retryable statuses as simple/unavailable-server retry responses)",

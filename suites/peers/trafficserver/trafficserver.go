@@ -185,7 +185,7 @@ func pathBase(p string) string { return p[strings.LastIndex(p, "/")+1:] }
 const logging = `logging:
   formats:
     - name: edgeconform
-      format: '{"msg":"client request","uri":"/%<cqup>","method":"%<cqhm>","status":%<pssc>,"origin_status":"%<sssc>","origin_ip":"%<shi>","cache_status":"%<crc>","latency_ms":%<ttms>,"backend_latency_ms":%<stms>,"bytes":%<psql>}'
+      format: '{"msg":"client request","uri":"/%<cqup>","method":"%<cqhm>","status":%<pssc>,"origin_status":"%<sssc>","origin_ip":"%<shi>","cache_status":"%<crc>","latency_ms":%<ttms>,"backend_latency_ms":%<stms>,"range":"%<{Range}cqh>","bytes":%<psql>}'
   logs:
     - filename: access
       format: edgeconform
@@ -408,8 +408,9 @@ func cacheKey(r topology.NeutralRoute) string {
 	if r.Cache.Mode == "" || r.Cache.Mode == "BYPASS_CACHE" {
 		return ""
 	}
-	// The default key sorts the query string (CCH-6).
-	ps := []string{"@plugin=cachekey.so", "@pparam=--sort-params=true"}
+	// The default key: the client's host and path (pristine URL: not the
+	// origin's, MTH-7), the query string sorted (CCH-6).
+	ps := []string{"@plugin=cachekey.so", "@pparam=--uri-type=pristine", "@pparam=--sort-params=true"}
 	k := r.Cache.Key
 	if k == nil {
 		return strings.Join(ps, " ")

@@ -32,7 +32,7 @@ func TestConfigMapsScenarios(t *testing.T) {
 		{"hosts", read("etc/hosts"), "127.0.0.1 a.origins.edgeconform.test\n"},
 		{"remap.config", remap, `regex_map http://.*\.deep\.mth\.edge\.test/ `},
 		{"remap.config", remap, "@pparam=proxy.config.http.connect_attempts_max_retries=2"}, // unsafe: maxAttempts 3
-		{"remap.config", remap, "@plugin=cachekey.so @pparam=--sort-params=true @pparam=--exclude-params=session @pparam=--include-headers=X-Edgeconform-Device @pparam=--include-cookies=edgeconform-variant"},
+		{"remap.config", remap, "@plugin=cachekey.so @pparam=--uri-type=pristine @pparam=--sort-params=true @pparam=--exclude-params=session @pparam=--include-headers=X-Edgeconform-Device @pparam=--include-cookies=edgeconform-variant"},
 		{"parent.config", parent, fmt.Sprintf(`url_regex=/c/cf-refuse/ parent="refuse.origins.edgeconform.test:%d|1.0;b.origins.edgeconform.test:%d|1.0" round_robin=false go_direct=false parent_is_proxy=false`, port("refuse"), port("b"))},
 		{"parent.config", parent, `simple_server_retry_responses="404" max_simple_retries=2`}, // att3: a, b, c
 		{"records.config", records, "CONFIG proxy.config.http.server_ports STRING 18999:ip-in=127.0.0.1"},
@@ -86,5 +86,12 @@ func TestThroughTrafficServer(t *testing.T) {
 	}
 	if reqs := l.Emu.Journal().Query(journal.Query{PathPrefix: "/c/cch-static/"}).Requests; len(reqs) != 1 {
 		t.Errorf("cch-static: %d origin requests for two GETs, want 1 (the second from the cache)", len(reqs))
+	}
+	// CCH-6: the client's host is part of the key (not the origin's).
+	if st, _ := l.DoHost(t, "GET", "alias.edge.test", "/c/cch-static/obj"); st != 200 {
+		t.Fatalf("GET /c/cch-static/obj on the alias host: %d", st)
+	}
+	if reqs := l.Emu.Journal().Query(journal.Query{PathPrefix: "/c/cch-static/"}).Requests; len(reqs) != 2 {
+		t.Errorf("cch-static: %d origin requests after a GET on another host, want 2 (another host is another key)", len(reqs))
 	}
 }
