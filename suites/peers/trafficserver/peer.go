@@ -1,7 +1,9 @@
 package trafficserver
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -60,8 +62,16 @@ func (Peer) Generate(topo *topology.Neutral, env peers.Env) (*peers.Setup, error
 // templates; traffic_server 9.2 crashes answering an error without them.
 const systemBodyFactory = "/etc/trafficserver/body_factory"
 
-// bodyFactory copies the error page templates into dst.
+// bodyFactory copies the error page templates into dst. Without the
+// package (no traffic_server to run either) it writes an empty template
+// set, so that generating still works, e.g. in the generator's tests.
 func bodyFactory(dst string) error {
+	if _, err := os.Stat(systemBodyFactory); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Join(dst, "default"), 0o755); err != nil {
+			return fmt.Errorf("trafficserver: %w", err)
+		}
+		return os.WriteFile(filepath.Join(dst, "default", ".body_factory_info"), []byte("# no templates: "+systemBodyFactory+" is missing\n"), 0o644)
+	}
 	err := filepath.WalkDir(systemBodyFactory, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
