@@ -26,9 +26,12 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/suites/peers"
+	"github.com/edgeconform/edgeconform/suites/peers/caddy"
 	"github.com/edgeconform/edgeconform/suites/peers/haproxy"
+	"github.com/edgeconform/edgeconform/suites/peers/httpd"
 	"github.com/edgeconform/edgeconform/suites/peers/nginx"
 	"github.com/edgeconform/edgeconform/suites/peers/squid"
+	"github.com/edgeconform/edgeconform/suites/peers/trafficserver"
 	"github.com/edgeconform/edgeconform/suites/peers/varnish"
 	"github.com/edgeconform/edgeconform/suites/report"
 	"github.com/edgeconform/edgeconform/suites/results"
@@ -44,6 +47,9 @@ func registry() []peers.Peer {
 		varnish.Peer{},
 		haproxy.Peer{},
 		squid.Peer{},
+		caddy.Peer{},
+		trafficserver.Peer{},
+		httpd.Peer{},
 	}
 }
 
