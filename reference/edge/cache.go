@@ -577,6 +577,10 @@ func (s *Server) serveEntry(v *visit, key string, m entryMeta, rd io.ReadSeeker,
 		v.trunc = truncReason(content.err)
 		s.logVisit(v)
 		v.logged = true
+		// What was written may still sit in net/http's buffer (bytes from
+		// the store are not flushed write by write): send it, so the
+		// client sees the header and the bytes before the cut.
+		_ = sw.rc.Flush()
 		panic(http.ErrAbortHandler) // truncate visibly (COL-7, RNG-5)
 	}
 	return true, false

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
 	"github.com/edgeconform/edgeconform/reference/cache/policy"
@@ -29,12 +30,15 @@ type object struct {
 	// object without a validator).
 	private string
 
-	off     int64         // the next byte Read returns
-	cur     io.ReadCloser // reads chunk curIdx from curPos
-	curIdx  int64
-	curPos  int64
-	curLive bool   // cur reads a fill, not the store
-	detach  func() // ends this request's attachment to cur's chunk fill, if any
+	off    int64         // the next byte Read returns
+	cur    io.ReadCloser // reads chunk curIdx from curPos
+	curIdx int64
+	curPos int64
+	// stored: cur reads the store, not a fill. Atomic: http.ServeContent
+	// reads a multipart answer's parts in a goroutine of its own while the
+	// writer asks Streaming.
+	stored atomic.Bool
+	detach func() // ends this request's attachment to cur's chunk fill, if any
 }
 
 func (o *object) chunkLen(idx int64) int64 {
@@ -116,13 +120,14 @@ func (o *object) open(idx int64) error {
 		}
 	}
 	_, stored := rd.(store.Reader)
-	o.cur, o.curIdx, o.curPos, o.curLive = rd, idx, o.off, !stored
+	o.cur, o.curIdx, o.curPos = rd, idx, o.off
+	o.stored.Store(stored)
 	return nil
 }
 
 // Streaming implements streaming: the chunk being read comes from a fill,
 // not the store.
-func (o *object) Streaming() bool { return o.cur == nil || o.curLive }
+func (o *object) Streaming() bool { return !o.stored.Load() }
 
 // chunk returns a reader of chunk idx from its start.
 func (o *object) chunk(idx int64) (io.ReadCloser, error) {
