@@ -33,15 +33,6 @@ bench:
 		./emulators/synth/ ./emulators/wire/... ./emulators/originemu/ \
 		./reference/routing/ ./reference/edge/
 
-# The fault-load soak (reference/soak, issue #12): edgecache serve as a child
-# process, 64 clients, faults on a share of fills, version changes, every
-# body verified; prints the counts, the edge's peak RSS and origin bytes.
-# SOAK_DURATION=10m runs it longer. Not part of make test or make bench.
-SOAK_DURATION ?= 60s
-.PHONY: soak
-soak:
-	$(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout 0 ./reference/soak/ -soak.duration $(SOAK_DURATION)
-
 # Start the origin emulator
 # with its default set of listeners (see the README). Ctrl-C stops it.
 emulate:
@@ -87,3 +78,12 @@ compose-up: images
 
 compose-down:
 	$(COMPOSE) -f deploy/compose.yaml down
+
+# The fault-load soak (reference/soak, issue #12): edgecache serve as a child
+# process, 64 clients, faults on a share of fills, version changes, every
+# body verified; prints the counts, the edge's peak RSS and origin bytes.
+# SOAK_DURATION=10m runs it longer. Not part of make test or make bench.
+SOAK_DURATION ?= 60s
+.PHONY: soak
+soak:
+	$(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout 0 ./reference/soak/ -soak.duration $(SOAK_DURATION)
