@@ -192,19 +192,6 @@ func (c *Client) h2Open(t Target) int {
 	return rt.(*h2Conn).openConns()
 }
 
-// closeHook runs f on its connection's first Close.
-type closeHook struct {
-	net.Conn
-	once sync.Once
-	f    func()
-}
-
-func (c *closeHook) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.f)
-	return err
-}
-
 // Issue #12 item 6: under concurrent load with GOAWAYs an h2 target has
 // one connection open at a time: the emulator's GOAWAY closes the
 // connection at once, so the one new connection (dialled once for all the
@@ -228,7 +215,7 @@ func TestH2OneConnectionAtATime(t *testing.T) {
 		open, dialed = open+1, dialed+1
 		peak = max(peak, open)
 		mu.Unlock()
-		return &closeHook{Conn: nc, f: func() { mu.Lock(); open--; mu.Unlock() }}, nil
+		return &countedConn{Conn: nc, onClose: func() { mu.Lock(); open--; mu.Unlock() }}, nil
 	})
 	defer h.CloseIdleConnections()
 	for i := range 3 {
