@@ -40,15 +40,6 @@ bench:
 bench-peers:
 	$(GO) run ./bench/cmd/bench-peers $(BENCH_PEERS_FLAGS)
 
-# The fault-load soak (reference/soak, issue #12): edgecache serve as a child
-# process, 64 clients, faults on a share of fills, version changes, every
-# body verified; prints the counts, the edge's peak RSS and origin bytes.
-# SOAK_DURATION=10m runs it longer. Not part of make test or make bench.
-SOAK_DURATION ?= 60s
-.PHONY: soak
-soak:
-	$(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout 0 ./reference/soak/ -soak.duration $(SOAK_DURATION)
-
 # The bucket emulators' peak RSS (VmHWM of an originemu process) for a
 # 1 GiB aws CLI multipart upload and a 1 GiB Go client resumable upload to
 # disk-backed backends; fails at 128 MiB (emulators/bucketclients).
@@ -117,3 +108,12 @@ compose-up: images
 
 compose-down:
 	$(COMPOSE) -f deploy/compose.yaml down
+
+# The fault-load soak (reference/soak, issue #12): edgecache serve as a child
+# process, 64 clients, faults on a share of fills, version changes, every
+# body verified; prints the counts, the edge's peak RSS and origin bytes.
+# SOAK_DURATION=10m runs it longer. Not part of make test or make bench.
+SOAK_DURATION ?= 60s
+.PHONY: soak
+soak:
+	$(GO) test -tags soak -run '^TestSoak$$' -count=1 -v -timeout 0 ./reference/soak/ -soak.duration $(SOAK_DURATION)

@@ -349,6 +349,7 @@ func TestSoak(t *testing.T) {
 	fmt.Printf("  edge peak RSS     %d MiB (VmHWM; budget %d MiB = cache + 64 MiB + 64 KiB x %d connections)\n", hwm>>20, budget>>20, *flagClients)
 	fmt.Printf("  edge RSS at end   %d MiB; peak heap in use %d MiB\n", edge.lastRSS.Load()>>20, edge.peakHeap.Load()>>20)
 	fmt.Printf("  origin bytes      %d MiB (journal dropped %d)\n", origin.bytes>>20, origin.dropped)
+	fmt.Printf("  origin connections h1 %d, h2 %d\n", len(emu.Journal().Query(journal.Query{Listener: "h1"}).Conns), len(emu.Journal().Query(journal.Query{Listener: "h2"}).Conns))
 	if load.wrong.Load() != 0 {
 		t.Errorf("%d responses silently wrong", load.wrong.Load())
 	}

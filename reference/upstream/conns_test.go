@@ -3,7 +3,10 @@ package upstream
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +14,7 @@ import (
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/reference/config"
+	"golang.org/x/net/http2"
 )
 
 // load runs workers goroutines making perWorker requests each to
@@ -186,4 +190,68 @@ func (c *Client) h2Open(t Target) int {
 		return -1
 	}
 	return rt.(*h2Conn).openConns()
+}
+
+// Issue #12 item 6: under concurrent load with GOAWAYs an h2 target has
+// one connection open at a time: the emulator's GOAWAY closes the
+// connection at once, so the one new connection (dialled once for all the
+// waiting requests) never overlaps a second. (The bound of h2MaxConns on
+// connections draining after a GOAWAY is not exercised: no emulator fault
+// keeps a connection open after its GOAWAY.)
+func TestH2OneConnectionAtATime(t *testing.T) {
+	e := startEmu(t)
+	c := newClient(t, e)
+	tgt := target(t, e, config.ProtocolHTTP2, "h2", "origin.test")
+	var (
+		mu                 sync.Mutex
+		open, peak, dialed int
+	)
+	h := newH2Conn(&http2.Transport{}, h2MaxConns, func(ctx context.Context) (net.Conn, error) {
+		nc, err := c.dialTLS(ctx, tgt, "h2")
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		open, dialed = open+1, dialed+1
+		peak = max(peak, open)
+		mu.Unlock()
+		return &countedConn{Conn: nc, onClose: func() { mu.Lock(); open--; mu.Unlock() }}, nil
+	})
+	defer h.CloseIdleConnections()
+	for i := range 3 {
+		if _, err := e.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/hb/", Nth: 15 * (i + 1)},
+			Action: rules.Action{GoAway: &rules.Cut{Code: "NO_ERROR"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/hb/"}, Unlimited: true,
+		Action: rules.Action{Delay: rules.Duration(5 * time.Millisecond)}}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 10 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("https://origin.test/hb/%d/%d", w, i), nil)
+				if resp, err := h.RoundTrip(req); err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				} else if ctx.Err() != nil {
+					t.Errorf("request %d/%d waited for its whole deadline: %v", w, i, err)
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d connections dialled, at most %d open at once", dialed, peak)
+	if peak != 1 {
+		t.Fatalf("%d connections open at once, want 1", peak)
+	}
+	if dialed < 2 {
+		t.Fatalf("%d connections dialled: no GOAWAY made a new one", dialed)
+	}
 }

@@ -14,7 +14,7 @@ import (
 // 64 MiB + 64 KiB per open client connection; RSS also counts the binary
 // and what the runtime has not yet returned, so the limit stays below it
 // (the soak, reference/soak, measures it).
-const memoryHeadroom = 40 << 20
+const memoryHeadroom = 32 << 20
 
 // memoryLimit is the --memory-limit flag: a size, "off", or unset (then
 // derived from --cache-size).

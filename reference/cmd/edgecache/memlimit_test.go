@@ -10,7 +10,7 @@ import (
 )
 
 // Issue #12 item 5: serve sets the runtime's soft memory limit from
-// --memory-limit, else GOMEMLIMIT, else --cache-size + 40 MiB; the
+// --memory-limit, else GOMEMLIMIT, else --cache-size + 32 MiB; the
 // previous limit comes back afterwards.
 func TestMemoryLimit(t *testing.T) {
 	const cache = 48 << 20

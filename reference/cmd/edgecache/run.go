@@ -201,7 +201,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.gcsToken, "gcs-token-file", "", "`FILE` with the bearer token for gs:// origins")
 	f.cacheSize = edge.DefaultStoreBytes
 	fs.Var(&f.cacheSize, "cache-size", "cache `SIZE` in bytes (suffixes KiB, MiB, GiB; default 256MiB)")
-	fs.Var(&f.memoryLimit, "memory-limit", "the Go runtime's soft memory `LIMIT` (KiB, MiB, GiB, or off; default: --cache-size + 40MiB, or GOMEMLIMIT)")
+	fs.Var(&f.memoryLimit, "memory-limit", "the Go runtime's soft memory `LIMIT` (KiB, MiB, GiB, or off; default: --cache-size + 32MiB, or GOMEMLIMIT)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "`DIR` for a disk cache (default: memory)")
 	fs.StringVar(&f.shield, "shield", "", "parent tier: fill cache misses from the edgecache node at `URL` (SHD-1)")
 	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
