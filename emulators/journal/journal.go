@@ -22,6 +22,7 @@ const DefaultCapacity = 10000
 type Conn struct {
 	ID          uint64    `json:"id"`
 	Listener    string    `json:"listener"`
+	State       string    `json:"state,omitempty"` // the listener's state (profile) when it arrived
 	Peer        string    `json:"peer"`
 	Local       string    `json:"local"`
 	SNI         string    `json:"sni,omitempty"`

@@ -67,6 +67,9 @@ func TestRuntimeRefuseAndBack(t *testing.T) {
 	if got := e.Journal().Query(journal.Query{Listener: "web"}).Requests; len(got) != 2 {
 		t.Fatalf("%d requests journaled, want 2 (none while refusing)", len(got))
 	}
+	if conns := e.Journal().Query(journal.Query{Listener: "web"}).Conns; len(conns) != 2 || conns[0].State != "http" || conns[1].State != "http" {
+		t.Fatalf("journal conns %+v", conns)
+	}
 }
 
 // #16 item 2: blackhole for 2 s, then serving again by itself.
@@ -84,6 +87,7 @@ func TestRuntimeBlackholeForDuration(t *testing.T) {
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("during the blackhole: err %v, want a timeout", err)
 	}
+	waitConns(t, e, journal.Query{Listener: "web"}, 1, func(c *journal.Conn) bool { return c.State == "blackhole" })
 	ctx, cancel := context.WithTimeout(t.Context(), d+10*time.Second)
 	defer cancel()
 	evs, err := e.Journal().WaitEvents(ctx, "web", 2)
