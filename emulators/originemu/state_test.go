@@ -74,6 +74,7 @@ func TestRuntimeRefuseAndBack(t *testing.T) {
 
 // #16 item 2: blackhole for 2 s, then serving again by itself.
 func TestRuntimeBlackholeForDuration(t *testing.T) {
+	t.Parallel() // mostly waiting: overlap with the other waiting tests
 	e := startEmu(t, Config{Listeners: []ListenerConfig{{Name: "web", Profile: HTTP}}})
 	const d = 2 * time.Second
 	url := e.URL("web") + "/x"
@@ -188,6 +189,7 @@ func TestRuntimeStateBadInput(t *testing.T) {
 // A change with existing=stall freezes open connections (nothing more is
 // sent) until the next change.
 func TestRuntimeStallExisting(t *testing.T) {
+	t.Parallel() // mostly waiting: overlap with the other waiting tests
 	e := startEmu(t, Config{Listeners: []ListenerConfig{{Name: "web", Profile: HTTP}}})
 	mustAdd(t, e, rules.Rule{Match: rules.Match{Path: "/slow"}, Action: rules.Action{
 		BodySize: ptr[int64](1 << 20), Drip: &rules.Drip{Bytes: 100, Every: rules.Duration(10 * time.Millisecond)}}})
