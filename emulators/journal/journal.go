@@ -22,6 +22,7 @@ const DefaultCapacity = 10000
 type Conn struct {
 	ID          uint64    `json:"id"`
 	Listener    string    `json:"listener"`
+	State       string    `json:"state,omitempty"` // the listener's state (profile) when it arrived
 	Peer        string    `json:"peer"`
 	Local       string    `json:"local"`
 	SNI         string    `json:"sni,omitempty"`
@@ -391,23 +392,31 @@ func (r *ring[T]) find(match func(*T) bool) *T {
 	return nil
 }
 
-type annotatorKey struct{}
+// hookKey[T] is the context key of a func(T) that code serving a request
+// calls to add to its journal record.
+type hookKey[T any] struct{}
+
+func withHook[T any](ctx context.Context, f func(T)) context.Context {
+	return context.WithValue(ctx, hookKey[T]{}, f)
+}
+
+func callHook[T any](ctx context.Context, v T) {
+	if f, ok := ctx.Value(hookKey[T]{}).(func(T)); ok {
+		f(v)
+	}
+}
 
 // WithAnnotator returns a context whose Annotate calls reach note: the
 // emulator gives each request's handler such a context, so code serving the
 // request (a bucket backend, say) can add to its journal record.
 func WithAnnotator(ctx context.Context, note func(string)) context.Context {
-	return context.WithValue(ctx, annotatorKey{}, note)
+	return withHook(ctx, note)
 }
 
 // Annotate adds a note to the journal record of the request ctx belongs to
 // (for example "sigv4: SignatureDoesNotMatch"); without an annotator it
 // does nothing.
-func Annotate(ctx context.Context, note string) {
-	if f, ok := ctx.Value(annotatorKey{}).(func(string)); ok {
-		f(note)
-	}
-}
+func Annotate(ctx context.Context, note string) { callHook(ctx, note) }
 
 // Upstream is what a proxy backend's upstream answered for a request.
 type Upstream struct {
@@ -418,18 +427,12 @@ type Upstream struct {
 	Error   string             `json:"error,omitempty"`   // no answer: why
 }
 
-type upstreamKey struct{}
-
 // WithUpstreamRecorder returns a context whose RecordUpstream calls reach
 // record (the emulator gives one to each request's handler).
 func WithUpstreamRecorder(ctx context.Context, record func(Upstream)) context.Context {
-	return context.WithValue(ctx, upstreamKey{}, record)
+	return withHook(ctx, record)
 }
 
 // RecordUpstream sets the upstream answer on the journal record of the
 // request ctx belongs to; without a recorder it does nothing.
-func RecordUpstream(ctx context.Context, u Upstream) {
-	if f, ok := ctx.Value(upstreamKey{}).(func(Upstream)); ok {
-		f(u)
-	}
-}
+func RecordUpstream(ctx context.Context, u Upstream) { callHook(ctx, u) }

@@ -19,27 +19,27 @@ const handshakeTimeout = 10 * time.Second
 
 // runConn applies the listener's profile to c and returns why it closed.
 func (e *Emulator) runConn(l *listener, c net.Conn, info *wire.ConnInfo) string {
+	// The state when the connection arrived decides how it is handled.
+	state, tlsCfg := l.st.current()
 	if !l.allowed(info.Peer) {
-		e.openConn(info)
+		e.openConn(info, state)
 		wire.ResetConn(c)
 		return fmt.Sprintf("denied: %s is not in the allow-list", addrString(info.Peer))
 	}
-	// The state when the connection arrived decides how it is handled.
-	state, tlsCfg := l.st.current()
 	switch {
 	case state == Blackhole:
-		e.openConn(info)
+		e.openConn(info, state)
 		return blackhole(c)
 	case state.TLS():
 		tc, err := e.handshake(state, tlsCfg, c, info)
-		e.openConn(info)
+		e.openConn(info, state)
 		if err != nil {
 			c.Close()
 			return "tls handshake failed: " + err.Error()
 		}
 		c = tc
 	default:
-		e.openConn(info)
+		e.openConn(info, state)
 	}
 	if info.ALPN == "h2" || state == H2C {
 		return e.h2.ServeConn(e.ctx, c, info)

@@ -364,9 +364,9 @@ func (e *Emulator) serveConn(l *listener, c net.Conn) {
 }
 
 // openConn journals a connection once what is known of it is known.
-func (e *Emulator) openConn(info *wire.ConnInfo) {
+func (e *Emulator) openConn(info *wire.ConnInfo, state Profile) {
 	e.journal.OpenConn(journal.Conn{
-		ID: info.ID, Listener: info.Listener, Peer: addrString(info.Peer), Local: addrString(info.Local),
+		ID: info.ID, Listener: info.Listener, State: string(state), Peer: addrString(info.Peer), Local: addrString(info.Local),
 		SNI: info.SNI, OfferedALPN: info.OfferedALPN, ALPN: info.ALPN, TLSVersion: info.TLSVersion,
 		Opened: info.Opened,
 	})

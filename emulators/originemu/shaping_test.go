@@ -43,6 +43,7 @@ func within(t *testing.T, what string, got, want time.Duration, share float64) {
 // makes a 1 MiB download take 1 MiB / 100 KiB/s = 10.24 s ± 10%; removing
 // it makes the next one fast again.
 func TestListenerBandwidth(t *testing.T) {
+	t.Parallel() // mostly waiting: overlap with the other waiting tests
 	e := startEmu(t, Config{Listeners: []ListenerConfig{{Name: "web", Profile: HTTP}}})
 	const size, rate = 1 << 20, 100 << 10
 	if err := e.PutObjects(objects.Spec{Path: "/mib", Size: ptr[int64](size)}); err != nil {
@@ -75,6 +76,7 @@ func TestListenerBandwidth(t *testing.T) {
 
 // Per-rule shaping: the body of the matching response only, with slices.
 func TestRuleShape(t *testing.T) {
+	t.Parallel() // mostly waiting: overlap with the other waiting tests
 	e := startEmu(t, Config{Listeners: []ListenerConfig{{Name: "web", Profile: HTTP}}})
 	const size, rate = 300 << 10, 200 << 10
 	mustAdd(t, e, rules.Rule{Match: rules.Match{Path: "/shaped"}, Action: rules.Action{

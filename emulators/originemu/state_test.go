@@ -67,10 +67,14 @@ func TestRuntimeRefuseAndBack(t *testing.T) {
 	if got := e.Journal().Query(journal.Query{Listener: "web"}).Requests; len(got) != 2 {
 		t.Fatalf("%d requests journaled, want 2 (none while refusing)", len(got))
 	}
+	if conns := e.Journal().Query(journal.Query{Listener: "web"}).Conns; len(conns) != 2 || conns[0].State != "http" || conns[1].State != "http" {
+		t.Fatalf("journal conns %+v", conns)
+	}
 }
 
 // #16 item 2: blackhole for 2 s, then serving again by itself.
 func TestRuntimeBlackholeForDuration(t *testing.T) {
+	t.Parallel() // mostly waiting: overlap with the other waiting tests
 	e := startEmu(t, Config{Listeners: []ListenerConfig{{Name: "web", Profile: HTTP}}})
 	const d = 2 * time.Second
 	url := e.URL("web") + "/x"
@@ -84,6 +88,7 @@ func TestRuntimeBlackholeForDuration(t *testing.T) {
 	if !errors.As(err, &ne) || !ne.Timeout() {
 		t.Fatalf("during the blackhole: err %v, want a timeout", err)
 	}
+	waitConns(t, e, journal.Query{Listener: "web"}, 1, func(c *journal.Conn) bool { return c.State == "blackhole" })
 	ctx, cancel := context.WithTimeout(t.Context(), d+10*time.Second)
 	defer cancel()
 	evs, err := e.Journal().WaitEvents(ctx, "web", 2)
@@ -184,6 +189,7 @@ func TestRuntimeStateBadInput(t *testing.T) {
 // A change with existing=stall freezes open connections (nothing more is
 // sent) until the next change.
 func TestRuntimeStallExisting(t *testing.T) {
+	t.Parallel() // mostly waiting: overlap with the other waiting tests
 	e := startEmu(t, Config{Listeners: []ListenerConfig{{Name: "web", Profile: HTTP}}})
 	mustAdd(t, e, rules.Rule{Match: rules.Match{Path: "/slow"}, Action: rules.Action{
 		BodySize: ptr[int64](1 << 20), Drip: &rules.Drip{Bytes: 100, Every: rules.Duration(10 * time.Millisecond)}}})
