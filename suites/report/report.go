@@ -78,7 +78,8 @@ func Markdown(files []results.File) string {
 				if s.AlsoExercised {
 					status += " (also exercised: charged to the rule it is written for)"
 				}
-				fmt.Fprintf(&b, "- **%s** %s: %s — %s\n", r.ID, status, mdCell(s.Name), mdCell(firstLines(s.Message, 3)))
+				// Enough lines to keep gomega's "Expected ... to equal ..." whole.
+				fmt.Fprintf(&b, "- **%s** %s: %s — %s\n", r.ID, status, mdCell(s.Name), mdCell(firstLines(s.Message, 12)))
 			}
 		}
 		if !any {
