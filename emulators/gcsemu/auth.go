@@ -28,7 +28,7 @@ func (s *Server) authorize(r *http.Request, b *bucket, a access) error {
 			return nil
 		case a == accessRead && !b.public:
 			return errAccessDenied("storage.objects.get")
-		case a == accessWrite && len(s.tokens) > 0:
+		case a == accessWrite && len(s.tokens) > 0 && !b.anonWrite:
 			return errAccessDenied("storage.objects.create")
 		}
 		return nil

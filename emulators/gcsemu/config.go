@@ -42,8 +42,11 @@ type Config struct {
 type BucketConfig struct {
 	Name string `json:"name"`
 	// Public allows anonymous reads.
-	Public  bool           `json:"public,omitempty"`
-	Objects []ObjectConfig `json:"objects,omitempty"`
+	Public bool `json:"public,omitempty"`
+	// AnonymousWrite also lets anonymous callers write and delete objects
+	// while Tokens are configured (with no Tokens, anyone may write).
+	AnonymousWrite bool           `json:"anonymousWrite,omitempty"`
+	Objects        []ObjectConfig `json:"objects,omitempty"`
 }
 
 // ObjectConfig is an object present at start: Body, or else synthetic

@@ -51,7 +51,7 @@ func New(cfg Config) (*Server, error) {
 	s.uploads = newUploads()
 	start := s.now().UTC()
 	for _, bc := range cfg.Buckets {
-		s.store.addBucket(&bucket{name: bc.Name, public: bc.Public, created: start})
+		s.store.addBucket(&bucket{name: bc.Name, public: bc.Public, anonWrite: bc.AnonymousWrite, created: start})
 		for _, oc := range bc.Objects {
 			var o *object
 			if oc.Body == "" && oc.Size > 0 {
@@ -98,6 +98,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		b, rest, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
 		name, err := url.PathUnescape(b)
+		if name == "" && err == nil && isRead(r) {
+			s.xmlService(w, r)
+			return
+		}
 		if err != nil || name == "" {
 			writeXMLError(w, r, errNotFound(p))
 			return

@@ -15,6 +15,8 @@ func (s *Server) serveXML(w http.ResponseWriter, r *http.Request, name, escaped 
 	}
 	if obj == "" {
 		switch r.Method {
+		case http.MethodPut, http.MethodDelete:
+			s.xmlBucket(w, r, name)
 		case http.MethodGet, http.MethodHead:
 			s.xmlList(w, r, name)
 		default:
