@@ -33,7 +33,10 @@
 // With no Tokens configured, writes are open to anonymous callers (an
 // emulator convenience); public buckets are always readable anonymously.
 //
-// Objects live in memory; with Config.Dir they are also written to disk and
-// loaded again by the next New. Only the newest generation of an object is
-// kept.
+// Objects live in memory, or with Config.DataDir stream to and from files
+// (blobstore) and are loaded again by the next New; Config.MaxBytes bounds
+// them and upload bodies have an idle read timeout. Only the newest
+// generation of an object is kept. Buckets created through the API are not
+// persisted. V4 signed URLs are not verified (a signed URL is answered as
+// an anonymous request).
 package gcsemu
