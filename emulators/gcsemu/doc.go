@@ -37,6 +37,9 @@
 // (blobstore) and are loaded again by the next New; Config.MaxBytes bounds
 // them and upload bodies have an idle read timeout. Only the newest
 // generation of an object is kept. Buckets created through the API are not
-// persisted. V4 signed URLs are not verified (a signed URL is answered as
-// an anonymous request).
+// persisted.
+//
+// V4 signed URLs (signedurl.go) are verified: GOOG4-RSA-SHA256 against
+// Config.ServiceAccounts and GOOG4-HMAC-SHA256 against Config.HMACKeys; a
+// valid one is allowed what a token is ("gcs: signed URL ok (ID)").
 package gcsemu
