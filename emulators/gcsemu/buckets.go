@@ -35,6 +35,11 @@ func (s *store) createBucket(name string, public bool) (*bucket, error) {
 		return nil, errBucketExists(name)
 	}
 	b := &bucket{name: name, public: public, created: s.now().UTC()}
+	if s.persist != nil {
+		if err := s.persist.saveBucket(b); err != nil {
+			return nil, err
+		}
+	}
 	s.buckets[name] = b
 	s.objects[name] = map[string]*object{}
 	return b, nil
@@ -51,6 +56,9 @@ func (s *store) deleteBucket(name string) error {
 	}
 	delete(s.buckets, name)
 	delete(s.objects, name)
+	if s.persist != nil {
+		return s.persist.removeBucket(name)
+	}
 	return nil
 }
 

@@ -86,3 +86,30 @@ func TestAnonymousWrite(t *testing.T) {
 		t.Errorf("anonymous write to a public bucket without anonymousWrite: %v", err)
 	}
 }
+
+// With a data directory, a bucket created through the API and its objects
+// are there again after a restart; a deleted one is not.
+func TestBucketsPersist(t *testing.T) {
+	cfg := testConfig()
+	cfg.DataDir = t.TempDir()
+	_, url := newTestServer(t, cfg)
+	ctx := context.Background()
+	c := newClient(t, url, goodToken)
+	for _, name := range []string{"kept-bucket", "gone-bucket"} {
+		if err := c.Bucket(name).Create(ctx, "p", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeObject(t, c.Bucket("kept-bucket").Object("o"), []byte("persisted"), 0, "text/plain")
+	if err := c.Bucket("gone-bucket").Delete(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, url2 := newTestServer(t, cfg)
+	c2 := newClient(t, url2, goodToken)
+	if got := readAll(t)(c2.Bucket("kept-bucket").Object("o").NewReader(ctx)); string(got) != "persisted" {
+		t.Fatalf("after a restart: %q", got)
+	}
+	if _, err := c2.Bucket("gone-bucket").Attrs(ctx); !isStatus(err, http.StatusNotFound) {
+		t.Errorf("deleted bucket after a restart: %v", err)
+	}
+}

@@ -36,8 +36,8 @@
 // Objects live in memory, or with Config.DataDir stream to and from files
 // (blobstore) and are loaded again by the next New; Config.MaxBytes bounds
 // them and upload bodies have an idle read timeout. Only the newest
-// generation of an object is kept. Buckets created through the API are not
-// persisted.
+// generation of an object is kept. Buckets created through the API are
+// persisted too.
 //
 // V4 signed URLs (signedurl.go) are verified: GOOG4-RSA-SHA256 against
 // Config.ServiceAccounts and GOOG4-HMAC-SHA256 against Config.HMACKeys; a
