@@ -79,6 +79,27 @@ func (p *persister) remove(bucket, name string) error {
 }
 
 // loadInto loads every persisted object of a configured bucket.
+// persistedBlobs are the blob names the persisted objects under dir use.
+func persistedBlobs(dir string) (map[string]bool, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "objects", "*", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var m persistedMeta
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, errors.New(f + ": " + err.Error())
+		}
+		used[m.Blob] = true
+	}
+	return used, nil
+}
+
 // bucketMarker, in a bucket's objects directory, records a bucket created
 // through the API (configured buckets have none).
 const bucketMarker = "bucket.meta"

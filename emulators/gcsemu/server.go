@@ -60,6 +60,17 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gcsemu: dataDir: %w", err)
 	}
+	if cfg.DataDir != "" {
+		// Resumable sessions and configured objects of an earlier run are
+		// not kept.
+		used, err := persistedBlobs(cfg.DataDir)
+		if err == nil {
+			err = blobs.Sweep(func(name string) bool { return used[name] })
+		}
+		if err != nil {
+			return nil, fmt.Errorf("gcsemu: dataDir: %w", err)
+		}
+	}
 	s.store = newStore(s.now, blobs)
 	s.uploads = newUploads()
 	start := s.now().UTC()
