@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     ?= ./...
 BENCHTIME ?= 1s
 
-.PHONY: all test vet fmt-check build bench emulate clean conformance bucket-rss
+.PHONY: all test vet fmt-check build bench emulate clean conformance
 
 all: build test
 
@@ -25,6 +25,13 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# The bucket emulators' peak RSS (VmHWM of an originemu process) for a
+# 1 GiB aws CLI multipart upload and a 1 GiB Go client resumable upload to
+# disk-backed backends; fails at 128 MiB (emulators/bucketclients).
+.PHONY: bucket-rss
+bucket-rss:
+	EDGECONFORM_BUCKET_RSS=1 $(GO) test -count=1 -v -timeout 30m -run 'PeakRSS' ./emulators/bucketclients/
+
 # Benchmarks: synthetic generation, the wire servers, the emulator end to end,
 # routing, and requests proxied through the reference. The fault-load soak is
 # `make soak` (below).
@@ -39,13 +46,6 @@ bench:
 .PHONY: bench-peers
 bench-peers:
 	$(GO) run ./bench/cmd/bench-peers $(BENCH_PEERS_FLAGS)
-
-# The bucket emulators' peak RSS (VmHWM of an originemu process) for a
-# 1 GiB aws CLI multipart upload and a 1 GiB Go client resumable upload to
-# disk-backed backends; fails at 128 MiB (emulators/bucketclients).
-.PHONY: bucket-rss
-bucket-rss:
-	EDGECONFORM_BUCKET_RSS=1 $(GO) test -count=1 -v -timeout 30m -run 'PeakRSS' ./emulators/bucketclients/
 
 # Start the origin emulator
 # with its default set of listeners (see the README). Ctrl-C stops it.

@@ -283,3 +283,23 @@ func (s *Store) concatFiles(parts []*Blob) (*Blob, error) {
 	}
 	return &Blob{store: s, size: total, path: final}, nil
 }
+
+// Sweep removes the blob files under the data directory that keep does not
+// claim: what an earlier run left unreferenced (the parts of an unfinished
+// multipart upload, a resumable session). Call it at start, before any
+// new blob is written.
+func (s *Store) Sweep(keep func(name string) bool) error {
+	if s.dir == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Join(s.dir, "blobs"))
+	if err != nil {
+		return fmt.Errorf("blobstore: sweeping: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() && !keep(e.Name()) {
+			os.Remove(filepath.Join(s.dir, "blobs", e.Name()))
+		}
+	}
+	return nil
+}

@@ -229,3 +229,18 @@ func TestConcat(t *testing.T) {
 		})
 	}
 }
+
+func TestSweep(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := New(Config{Dir: dir})
+	keep, _ := s.Bytes([]byte("keep"))
+	s.Bytes([]byte("orphan"))
+	s2, _ := New(Config{Dir: dir})
+	if err := s2.Sweep(func(n string) bool { return n == keep.Name() }); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "blobs", "*"))
+	if len(left) != 1 || filepath.Base(left[0]) != keep.Name() {
+		t.Fatalf("left %v", left)
+	}
+}

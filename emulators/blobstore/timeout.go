@@ -86,6 +86,16 @@ func (t *TimeoutReader) Read(p []byte) (int, error) {
 	}
 }
 
+// maxDrain bounds what DrainRefused reads.
+const maxDrain = 64 << 20
+
+// DrainRefused reads and discards up to 64 MiB of what is left of a
+// refused upload (the store is full), so that a client still sending gets
+// to read the error answer instead of a broken connection.
+func DrainRefused(src io.Reader) {
+	io.CopyN(io.Discard, src, maxDrain)
+}
+
 // Close stops the helper once its pending read (if any) ends.
 func (t *TimeoutReader) Close() error {
 	if t.err == nil {

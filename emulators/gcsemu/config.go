@@ -23,6 +23,11 @@ type Config struct {
 	Buckets []BucketConfig `json:"buckets"`
 	// Tokens are the bearer tokens accepted (for private buckets and writes).
 	Tokens []string `json:"tokens,omitempty"`
+	// ServiceAccounts verify V4 signed URLs signed GOOG4-RSA-SHA256;
+	// HMACKeys (access id to secret) those signed GOOG4-HMAC-SHA256. A
+	// valid signed URL is allowed what a token is.
+	ServiceAccounts []ServiceAccountKey `json:"serviceAccounts,omitempty"`
+	HMACKeys        map[string]string   `json:"hmacKeys,omitempty"`
 	// DataDir, if set, keeps objects written through the API on disk
 	// (loaded again at start): uploads stream to files and downloads
 	// stream from them. Otherwise they live in memory.
@@ -42,8 +47,11 @@ type Config struct {
 type BucketConfig struct {
 	Name string `json:"name"`
 	// Public allows anonymous reads.
-	Public  bool           `json:"public,omitempty"`
-	Objects []ObjectConfig `json:"objects,omitempty"`
+	Public bool `json:"public,omitempty"`
+	// AnonymousWrite also lets anonymous callers write and delete objects
+	// while Tokens are configured (with no Tokens, anyone may write).
+	AnonymousWrite bool           `json:"anonymousWrite,omitempty"`
+	Objects        []ObjectConfig `json:"objects,omitempty"`
 }
 
 // ObjectConfig is an object present at start: Body, or else synthetic

@@ -80,12 +80,8 @@ func (s *Server) xmlCopy(w http.ResponseWriter, r *http.Request, b *bucket, name
 	}
 	out, _ := xml.Marshal(result{LastModified: o.created.UTC().Format("2006-01-02T15:04:05.000Z"), ETag: o.etag()})
 	h := w.Header()
-	h.Set("X-Goog-Generation", itoa(o.generation))
-	h.Set("X-Goog-Metageneration", itoa(o.metageneration))
-	h.Set("X-Goog-Hash", "crc32c="+o.crc32cBase64()+",md5="+o.md5Base64())
-	h.Set("X-Goog-Stored-Content-Length", itoa(o.size))
+	setWrittenHeaders(h, o)
 	h.Set("Content-Type", "application/xml; charset=UTF-8")
-	h.Set("Cache-Control", "private, max-age=0")
 	body := append([]byte(xml.Header), out...)
 	h.Set("Content-Length", itoa(int64(len(body))))
 	w.WriteHeader(http.StatusOK)

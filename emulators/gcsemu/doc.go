@@ -33,7 +33,13 @@
 // With no Tokens configured, writes are open to anonymous callers (an
 // emulator convenience); public buckets are always readable anonymously.
 //
-// Objects live in memory; with Config.Dir they are also written to disk and
-// loaded again by the next New. Only the newest generation of an object is
-// kept.
+// Objects live in memory, or with Config.DataDir stream to and from files
+// (blobstore) and are loaded again by the next New; Config.MaxBytes bounds
+// them and upload bodies have an idle read timeout. Only the newest
+// generation of an object is kept. Buckets created through the API are
+// persisted too.
+//
+// V4 signed URLs (signedurl.go) are verified: GOOG4-RSA-SHA256 against
+// Config.ServiceAccounts and GOOG4-HMAC-SHA256 against Config.HMACKeys; a
+// valid one is allowed what a token is ("gcs: signed URL ok (ID)").
 package gcsemu

@@ -13,6 +13,10 @@ import (
 // /storage/v1/ (or /download/storage/v1/ when download is set).
 func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, rest string, download bool) {
 	parts := strings.SplitN(rest, "/", 4)
+	if rest == "b" && !download {
+		s.jsonBuckets(w, r)
+		return
+	}
 	if len(parts) < 2 || parts[0] != "b" {
 		writeJSONError(w, r, errNotFound(r.URL.Path))
 		return
@@ -58,6 +62,14 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, rest string, 
 	switch {
 	case len(parts) == 2 && isRead(r):
 		writeJSON(w, r, http.StatusOK, newBucketResource(r, b))
+	case len(parts) == 2 && r.Method == http.MethodDelete:
+		if err := s.authorizeBuckets(r); err != nil {
+			writeJSONError(w, r, err)
+		} else if err := s.store.deleteBucket(b.name); err != nil {
+			writeJSONError(w, r, err)
+		} else {
+			w.WriteHeader(http.StatusNoContent)
+		}
 	case len(parts) == 3 && isRead(r):
 		s.jsonList(w, r, b)
 	case len(parts) == 4 && isRead(r):

@@ -3,7 +3,44 @@ package gcsemu
 import (
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 )
+
+func etagMatches(list, etag string) bool {
+	for _, t := range strings.Split(list, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag || `"`+t+`"` == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// unsatisfiable reports a Range whose every range starts at or past the
+// end (or a suffix range of an empty object).
+func unsatisfiable(rng string, size int64) bool {
+	spec, ok := strings.CutPrefix(rng, "bytes=")
+	if !ok {
+		return false
+	}
+	for _, part := range strings.Split(spec, ",") {
+		first, last, ok := strings.Cut(strings.TrimSpace(part), "-")
+		if !ok {
+			return false
+		}
+		if first == "" {
+			if n, err := strconv.ParseInt(last, 10, 64); err != nil || (n > 0 && size > 0) {
+				return false
+			}
+			continue
+		}
+		if n, err := strconv.ParseInt(first, 10, 64); err != nil || n < size {
+			return false
+		}
+	}
+	return true
+}
 
 // setObjectHeaders sets the headers Cloud Storage sends with an object.
 func setObjectHeaders(h http.Header, b *bucket, o *object) {
@@ -25,6 +62,20 @@ func setObjectHeaders(h http.Header, b *bucket, o *object) {
 // If-None-Match / If-Modified-Since (304) and If-Match /
 // If-Unmodified-Since (412) as http.ServeContent does them.
 func (s *Server) serveMedia(w http.ResponseWriter, r *http.Request, b *bucket, o *object) error {
+	// The answers http.ServeContent would give as plain text (412, 416)
+	// are Cloud Storage's errors instead.
+	if im := r.Header.Get("If-Match"); im != "" && !etagMatches(im, o.etag()) {
+		return errPrecondition("If-Match")
+	}
+	if ius := r.Header.Get("If-Unmodified-Since"); ius != "" && r.Header.Get("If-Match") == "" {
+		if t, err := http.ParseTime(ius); err == nil && o.created.Truncate(time.Second).After(t) {
+			return errPrecondition("If-Unmodified-Since")
+		}
+	}
+	if unsatisfiable(r.Header.Get("Range"), o.size) && r.Header.Get("If-Range") == "" {
+		w.Header().Set("Content-Range", "bytes */"+itoa(o.size))
+		return &apiError{http.StatusRequestedRangeNotSatisfiable, "InvalidRange", "requestedRangeNotSatisfiable", "The requested range cannot be satisfied: " + r.Header.Get("Range")}
+	}
 	body, err := s.store.open(o)
 	if err != nil {
 		return err

@@ -79,7 +79,79 @@ func (p *persister) remove(bucket, name string) error {
 }
 
 // loadInto loads every persisted object of a configured bucket.
+// persistedBlobs are the blob names the persisted objects under dir use.
+func persistedBlobs(dir string) (map[string]bool, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "objects", "*", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	used := map[string]bool{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var m persistedMeta
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, errors.New(f + ": " + err.Error())
+		}
+		used[m.Blob] = true
+	}
+	return used, nil
+}
+
+// bucketMarker, in a bucket's objects directory, records a bucket created
+// through the API (configured buckets have none).
+const bucketMarker = "bucket.meta"
+
+type persistedBucket struct {
+	Public  bool      `json:"public"`
+	Created time.Time `json:"created"`
+}
+
+// saveBucket records a bucket created through the API.
+func (p *persister) saveBucket(b *bucket) error {
+	dir := filepath.Join(p.dir, "objects", b.name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	raw, _ := json.Marshal(persistedBucket{Public: b.public, Created: b.created})
+	return writeAtomic(filepath.Join(dir, bucketMarker), raw)
+}
+
+func (p *persister) removeBucket(name string) error {
+	return os.RemoveAll(filepath.Join(p.dir, "objects", name))
+}
+
+// loadBuckets re-creates the buckets an earlier run created through the
+// API (a configured bucket of the same name wins).
+func (p *persister) loadBuckets(s *store) error {
+	markers, err := filepath.Glob(filepath.Join(p.dir, "objects", "*", bucketMarker))
+	if err != nil {
+		return err
+	}
+	for _, m := range markers {
+		name := filepath.Base(filepath.Dir(m))
+		if s.bucket(name) != nil || checkBucketName(name) != nil {
+			continue
+		}
+		raw, err := os.ReadFile(m)
+		if err != nil {
+			return err
+		}
+		var pb persistedBucket
+		if err := json.Unmarshal(raw, &pb); err != nil {
+			return errors.New(m + ": " + err.Error())
+		}
+		s.addBucket(&bucket{name: name, public: pb.Public, created: pb.Created})
+	}
+	return nil
+}
+
 func (p *persister) loadInto(s *store) error {
+	if err := p.loadBuckets(s); err != nil {
+		return err
+	}
 	s.mu.RLock()
 	names := make([]string, 0, len(s.buckets))
 	for n := range s.buckets {

@@ -44,6 +44,9 @@ func (s *Server) receive(src io.Reader) (*blobstore.Blob, blobstore.Digests, err
 func (s *Server) copyUpload(w io.Writer, src io.Reader) error {
 	n, err := io.Copy(w, io.LimitReader(src, maxUpload+1))
 	if err != nil {
+		if errors.Is(err, blobstore.ErrFull) {
+			blobstore.DrainRefused(src)
+		}
 		return uploadError(err)
 	}
 	if n > maxUpload {

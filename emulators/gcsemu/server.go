@@ -1,6 +1,7 @@
 package gcsemu
 
 import (
+	"crypto/rsa"
 	"fmt"
 	"net"
 	"net/http"
@@ -22,6 +23,9 @@ type Server struct {
 	uploads *uploads
 	// uploadTimeout bounds the wait for an upload body's next bytes.
 	uploadTimeout time.Duration
+	// serviceAccounts and hmacKeys verify V4 signed URLs.
+	serviceAccounts map[string]*rsa.PublicKey
+	hmacKeys        map[string]string
 }
 
 // New checks cfg and builds the service with its configured objects (and,
@@ -43,15 +47,35 @@ func New(cfg Config) (*Server, error) {
 		s.now = time.Now
 	}
 	s.uploadTimeout = cfg.UploadReadTimeout.D()
+	s.hmacKeys = cfg.HMACKeys
+	s.serviceAccounts = map[string]*rsa.PublicKey{}
+	for i, sa := range cfg.ServiceAccounts {
+		k, err := parseSigningKey(sa.KeyPEM)
+		if err != nil || sa.ClientEmail == "" {
+			return nil, fmt.Errorf("gcsemu: serviceAccounts[%d]: need a clientEmail and an RSA key, certificate or private key in keyPem: %v", i, err)
+		}
+		s.serviceAccounts[sa.ClientEmail] = k
+	}
 	blobs, err := blobstore.New(blobstore.Config{Dir: cfg.DataDir, MaxBytes: cfg.MaxBytes})
 	if err != nil {
 		return nil, fmt.Errorf("gcsemu: dataDir: %w", err)
+	}
+	if cfg.DataDir != "" {
+		// Resumable sessions and configured objects of an earlier run are
+		// not kept.
+		used, err := persistedBlobs(cfg.DataDir)
+		if err == nil {
+			err = blobs.Sweep(func(name string) bool { return used[name] })
+		}
+		if err != nil {
+			return nil, fmt.Errorf("gcsemu: dataDir: %w", err)
+		}
 	}
 	s.store = newStore(s.now, blobs)
 	s.uploads = newUploads()
 	start := s.now().UTC()
 	for _, bc := range cfg.Buckets {
-		s.store.addBucket(&bucket{name: bc.Name, public: bc.Public, created: start})
+		s.store.addBucket(&bucket{name: bc.Name, public: bc.Public, anonWrite: bc.AnonymousWrite, created: start})
 		for _, oc := range bc.Objects {
 			var o *object
 			if oc.Body == "" && oc.Size > 0 {
@@ -83,6 +107,18 @@ func New(cfg Config) (*Server, error) {
 
 // ServeHTTP routes a request to the XML or JSON API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Has("X-Goog-Signature") {
+		signed, err := s.verifySignedURL(r)
+		if err != nil {
+			if strings.HasPrefix(r.URL.Path, "/storage/v1/") || strings.HasPrefix(r.URL.Path, "/download/") || strings.HasPrefix(r.URL.Path, "/upload/") {
+				writeJSONError(w, r, err)
+			} else {
+				writeXMLError(w, r, err)
+			}
+			return
+		}
+		r = signed
+	}
 	if b, ok := s.hostBucket(r.Host); ok {
 		s.serveXML(w, r, b, strings.TrimPrefix(r.URL.EscapedPath(), "/"))
 		return
@@ -98,6 +134,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		b, rest, _ := strings.Cut(strings.TrimPrefix(p, "/"), "/")
 		name, err := url.PathUnescape(b)
+		if name == "" && err == nil && isRead(r) {
+			s.xmlService(w, r)
+			return
+		}
 		if err != nil || name == "" {
 			writeXMLError(w, r, errNotFound(p))
 			return

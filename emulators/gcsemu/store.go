@@ -12,9 +12,10 @@ import (
 
 // bucket is a configured bucket.
 type bucket struct {
-	name    string
-	public  bool
-	created time.Time
+	name      string
+	public    bool
+	anonWrite bool
+	created   time.Time
 }
 
 // store holds every bucket's objects (newest generation only).

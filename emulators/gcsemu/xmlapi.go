@@ -15,6 +15,8 @@ func (s *Server) serveXML(w http.ResponseWriter, r *http.Request, name, escaped 
 	}
 	if obj == "" {
 		switch r.Method {
+		case http.MethodPut, http.MethodDelete:
+			s.xmlBucket(w, r, name)
 		case http.MethodGet, http.MethodHead:
 			s.xmlList(w, r, name)
 		default:
@@ -103,15 +105,21 @@ func (s *Server) xmlPut(w http.ResponseWriter, r *http.Request, b *bucket, name 
 	}
 	h := w.Header()
 	h.Set("ETag", o.etag())
+	setWrittenHeaders(h, o)
+	h.Set("Content-Length", "0")
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// setWrittenHeaders are the headers of the XML API's answer to a write
+// (PUT, copy): the new generation and its hashes.
+func setWrittenHeaders(h http.Header, o *object) {
 	h.Set("X-Goog-Generation", itoa(o.generation))
 	h.Set("X-Goog-Metageneration", itoa(o.metageneration))
 	h.Set("X-Goog-Hash", "crc32c="+o.crc32cBase64()+",md5="+o.md5Base64())
 	h.Set("X-Goog-Stored-Content-Length", itoa(o.size))
 	h.Set("X-Goog-Stored-Content-Encoding", "identity")
 	h.Set("Cache-Control", "private, max-age=0")
-	h.Set("Content-Length", "0")
-	w.WriteHeader(http.StatusOK)
-	return nil
 }
 
 func (s *Server) xmlDelete(w http.ResponseWriter, r *http.Request, b *bucket, name string) error {

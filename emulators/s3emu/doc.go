@@ -5,9 +5,13 @@
 // Backend so that rules and faults still apply around it and its verdicts
 // land in the emulator's journal. It serves virtual-hosted
 // (BUCKET.<HostSuffix>) and path-style (/BUCKET/KEY) requests: GET, HEAD,
-// PUT and DELETE of objects, ListObjectsV2 (and V1), CreateBucket,
-// HeadBucket, DeleteBucket, GetBucketLocation and ListBuckets, with S3's XML
-// bodies and error codes.
+// PUT (conditional writes, checksums) and DELETE of objects, multipart
+// uploads (multipart.go), CopyObject (copy.go), DeleteObjects,
+// ListObjectsV2 (and V1), CreateBucket, HeadBucket, DeleteBucket,
+// GetBucketLocation and ListBuckets, with S3's XML bodies and error codes;
+// every other subresource is 501 NotImplemented naming it. Object bytes are
+// kept by blobstore: in memory, or streamed to and from files under
+// Config.DataDir; upload bodies have an idle read timeout.
 //
 // Every request is authenticated as S3 does it: a header-signed or presigned
 // SigV4 request is verified against the configured credentials (region,

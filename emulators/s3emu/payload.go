@@ -75,6 +75,7 @@ func (q *request) copyBody(w *blobstore.Writer, limit int64, declared string, al
 			q.w.Header().Set("Connection", "close")
 			return nil, newErr(http.StatusBadRequest, "RequestTimeout", "Your socket connection to the server was not read from or written to within the timeout period: %v", err)
 		case errors.Is(err, blobstore.ErrFull):
+			blobstore.DrainRefused(src)
 			return nil, storeError(err)
 		}
 		return nil, newErr(http.StatusBadRequest, "IncompleteBody", "You did not provide the number of bytes specified by the Content-Length HTTP header: %v", err)

@@ -238,3 +238,30 @@ func signReq(t *testing.T, req *http.Request) {
 		t.Fatal(err)
 	}
 }
+
+// The parts of a multipart upload that never completed do not outlive a
+// restart on disk.
+func TestUnfinishedPartsSwept(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{DataDir: dir, Buckets: []BucketConfig{{Name: "sweep"}}}
+	_, _, base := startS3(t, cfg)
+	ctx := context.Background()
+	c := sdkClient(base)
+	up, err := c.CreateMultipartUpload(ctx, &s3.CreateMultipartUploadInput{Bucket: aws.String("sweep"), Key: aws.String("k")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.UploadPart(ctx, &s3.UploadPartInput{Bucket: aws.String("sweep"), Key: aws.String("k"), UploadId: up.UploadId, PartNumber: aws.Int32(1), Body: strings.NewReader("part")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.PutObject(ctx, &s3.PutObjectInput{Bucket: aws.String("sweep"), Key: aws.String("kept"), Body: strings.NewReader("kept")}); err != nil {
+		t.Fatal(err)
+	}
+	if blobs, _ := filepath.Glob(filepath.Join(dir, "blobs", "*")); len(blobs) != 2 {
+		t.Fatalf("blobs before the restart: %v", blobs)
+	}
+	srv2, _, _ := startS3(t, cfg)
+	if blobs, _ := filepath.Glob(filepath.Join(dir, "blobs", "*")); len(blobs) != 1 || !bytes.Equal(content(t, srv2, "sweep", "kept"), []byte("kept")) {
+		t.Fatalf("blobs after the restart: %v", blobs)
+	}
+}

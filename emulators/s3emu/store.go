@@ -108,7 +108,18 @@ func newStore(dir string, maxBytes int64, now func() time.Time) (*store, error) 
 		}
 		s.buckets[b.name] = b
 	}
-	return s, nil
+	// Parts of multipart uploads that never completed are not kept.
+	err = blobs.Sweep(func(name string) bool {
+		for _, b := range s.buckets {
+			for _, o := range b.objects {
+				if o.Blob == name {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return s, err
 }
 
 func (s *store) metaPath(bucket, key string) string {
