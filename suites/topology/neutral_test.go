@@ -194,3 +194,19 @@ func TestParseNeutralRejects(t *testing.T) {
 		t.Fatal("a missing file was accepted")
 	}
 }
+
+// suites/README.md lists every listener with its originemu profile, as
+// topology.Listeners has them (names and profiles differ: expired is
+// tls-expired, syndrop is syn-drop).
+func TestREADMEListenerTable(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range Listeners() {
+		row := "| `" + l.Name + "` | `" + string(l.Profile) + "`"
+		if !strings.Contains(string(b), row) {
+			t.Errorf("suites/README.md has no row %q", row)
+		}
+	}
+}

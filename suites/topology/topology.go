@@ -514,7 +514,7 @@ func (p Params) Available(s Scenario) (bool, string) {
 		}
 	case NeedsReference:
 		if !p.Reference {
-			return false, "uses a setting only the reference has (a topology generated with -format reference)"
+			return false, "uses a setting only the reference has (the reference in-process, or an external target with a topology from -format reference and EDGECONFORM_REFERENCE_IMPL=1)"
 		}
 	}
 	return true, ""
