@@ -114,12 +114,12 @@ type scene struct {
 
 // newScene makes a namespace under the scenario's route prefix; the spec
 // is skipped when the target's topology lacks the scenario.
-func newScene(scenario string) *scene {
+func newScene(scenario topology.Handle) *scene {
 	GinkgoHelper()
-	sc, ok := topology.Lookup(scenario)
+	sc, ok := scenario.Scenario()
 	Expect(ok).To(BeTrue(), "no scenario %q in the topology", scenario)
 	if ok, why := env.Params.Available(sc); !ok {
-		Skip("scenario " + scenario + " not available: " + why)
+		Skip("scenario " + string(scenario) + " not available: " + why)
 	}
 	spec := "spec"
 	for _, l := range CurrentSpecReport().Labels() {
@@ -131,7 +131,7 @@ func newScene(scenario string) *scene {
 	b := make([]byte, 5)
 	rand.Read(b)
 	id := spec + "-" + hex.EncodeToString(b)
-	return &scene{scenario: sc, id: id, ns: topology.Prefix(scenario) + runID + "/" + id + "/", start: time.Now()}
+	return &scene{scenario: sc, id: id, ns: topology.Prefix(string(scenario)) + runID + "/" + id + "/", start: time.Now()}
 }
 
 // path is an object path in the namespace.

@@ -119,6 +119,14 @@ func SameProfile(files []results.File) error {
 	return fmt.Errorf("the results mix timing profiles: %s", strings.Join(parts, "; "))
 }
 
+// plainLabel drops a cell text's leading symbol.
+func plainLabel(s string) string {
+	if _, rest, ok := strings.Cut(s, " "); ok {
+		return rest
+	}
+	return s
+}
+
 // limitFlag marks a cell whose implementation declared a limit for the rule.
 func limitFlag(f results.File, id string) string {
 	if len(f.LimitsOf(id)) > 0 {
@@ -218,9 +226,11 @@ func HTML(files []results.File) ([]byte, error) {
 		}
 		for j, f := range files {
 			rr, ok := ruleOf(f, i, r.ID)
-			c := htmlCell{Status: results.NoSpec, Label: symbols[results.NoSpec]}
+			c := htmlCell{Status: results.NoSpec, Label: plainLabel(symbols[results.NoSpec])}
 			if ok {
-				c = htmlCell{Status: rr.Status, Label: cellText(f, i, r.ID), Message: firstLines(rr.Message, 6), Limits: f.LimitsOf(r.ID)}
+				// The cell's colour says the status: the label is plain text (no
+				// emoji, which a browser without an emoji font shows as boxes).
+				c = htmlCell{Status: rr.Status, Label: plainLabel(cellText(f, i, r.ID)), Message: firstLines(rr.Message, 6), Limits: f.LimitsOf(r.ID)}
 				if len(rr.Specs) > 0 || len(c.Limits) > 0 {
 					c.Anchor = fmt.Sprintf("d-%d-%s", j, r.ID)
 					details = append(details, htmlDetail{Anchor: c.Anchor, Impl: f.Implementation, RuleID: r.ID, Status: rr.Status,
@@ -276,7 +286,7 @@ pre{white-space:pre-wrap;background:#f8f8f8;padding:.5em;max-width:100em}
 <h2>Rules</h2>
 <table><tr><th>rule</th><th>rule text</th>{{range .Files}}<th>{{.Implementation}}<br><small>{{.Profile}}</small></th>{{end}}</tr>
 {{range .Rows}}{{if .AreaStart}}<tr class="area"><td colspan="{{$.Cols}}">{{.AreaStart}}</td></tr>{{end}}
-<tr><td>{{.ID}}<br><small>{{.Level}}</small></td><td class="text">{{.Text}}</td>{{range .Cells}}<td class="{{.Status}}" title="{{.Message}}">{{if .Anchor}}<a href="#{{.Anchor}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}{{if .Limits}} <a class="limit" href="#{{.Anchor}}" title="{{range .Limits}}{{.Reason}} {{end}}">⚑ limit</a>{{end}}</td>{{end}}</tr>
+<tr><td>{{.ID}}<br><small>{{.Level}}</small></td><td class="text">{{.Text}}</td>{{range .Cells}}<td class="{{.Status}}" title="{{.Message}}">{{if .Anchor}}<a href="#{{.Anchor}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}{{if .Limits}} <a class="limit" href="#{{.Anchor}}" title="{{range .Limits}}{{.Reason}} {{end}}">declared limit</a>{{end}}</td>{{end}}</tr>
 {{end}}</table>
 <h2>Details</h2>
 {{range .Details}}<h3 id="{{.Anchor}}">{{.RuleID}} on {{.Impl}}: {{.Status}}</h3>

@@ -210,3 +210,20 @@ func TestREADMEListenerTable(t *testing.T) {
 		}
 	}
 }
+
+// The handles are the scenarios, one each, in the same order.
+func TestHandles(t *testing.T) {
+	hs := Handles()
+	ss := Scenarios()
+	if len(hs) != len(ss) {
+		t.Fatalf("%d handles, %d scenarios", len(hs), len(ss))
+	}
+	for i, h := range hs {
+		if string(h) != ss[i].Name {
+			t.Errorf("handle %d is %q, scenario %q", i, h, ss[i].Name)
+		}
+		if _, ok := h.Scenario(); !ok {
+			t.Errorf("handle %q has no scenario", h)
+		}
+	}
+}
