@@ -336,26 +336,8 @@ func (g *gen) frontend() ([]*chain, error) {
 				g.p("  http-request set-header Host %s if %s # HST-1 (route)\n", quote(u.Host), cond)
 			}
 		}
-		for _, h := range r.RequestHeadersToRemove {
-			g.p("  http-request del-header %s if %s\n", h, cond)
-		}
-		for _, h := range r.RequestHeadersToAdd {
-			verb := "add-header"
-			if h.Replace {
-				verb = "set-header"
-			}
-			g.p("  http-request %s %s %s if %s\n", verb, h.Name, quote(h.Value), cond)
-		}
-		for _, h := range r.ResponseHeadersToRemove {
-			g.p("  http-response del-header %s if %s\n", h, cond)
-		}
-		for _, h := range r.ResponseHeadersToAdd {
-			verb := "add-header"
-			if h.Replace {
-				verb = "set-header"
-			}
-			g.p("  http-response %s %s %s if %s\n", verb, h.Name, quote(h.Value), cond)
-		}
+		g.headerRules("http-request", r.RequestHeadersToRemove, r.RequestHeadersToAdd, " if "+cond)
+		g.headerRules("http-response", r.ResponseHeadersToRemove, r.ResponseHeadersToAdd, " if "+cond)
 		be := byFirst[r.Origin].name
 		// ATT-1/ATT-2: unsafe methods go to a twin backend that never retries.
 		g.p("  use_backend %s if %s %s\n  use_backend %s if %s\n", be, cond, safeACL, backendName(r.Origin, true), cond)
@@ -365,6 +347,21 @@ func (g *gen) frontend() ([]*chain, error) {
 }
 
 const safeACL = "{ method GET HEAD OPTIONS }"
+
+// headerRules removes and adds (or, with Replace, sets) headers with
+// directive (http-request, http-response) under cond (" if ...", or "").
+func (g *gen) headerRules(directive string, remove []string, add []topology.NeutralHeader, cond string) {
+	for _, h := range remove {
+		g.p("  %s del-header %s%s\n", directive, h, cond)
+	}
+	for _, h := range add {
+		verb := "add-header"
+		if h.Replace {
+			verb = "set-header"
+		}
+		g.p("  %s %s %s %s%s\n", directive, verb, h.Name, quote(h.Value), cond)
+	}
+}
 
 // retryOn maps a retry condition to retry-on keywords (ATT-5); the bool
 // says whether HAProxy covers the whole condition.
@@ -437,13 +434,7 @@ func (g *gen) backend(c *chain, unsafe bool) {
 	if p.HostRewrite != "" {
 		g.p("  http-request set-header Host %s # HST-1 (origin)\n", quote(p.HostRewrite))
 	}
-	for _, h := range p.RequestHeadersToAdd {
-		verb := "add-header"
-		if h.Replace {
-			verb = "set-header"
-		}
-		g.p("  http-request %s %s %s # HST-6\n", verb, h.Name, quote(h.Value))
-	}
+	g.headerRules("http-request", nil, p.RequestHeadersToAdd, "") // HST-6
 	if !unsafe {
 		for _, o := range os[1:] {
 			if o.HostRewrite != p.HostRewrite {

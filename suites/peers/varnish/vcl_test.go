@@ -148,3 +148,15 @@ func TestVarnishServesThroughTheEmulators(t *testing.T) {
 		t.Fatalf("retry-5xx: %d, journal %+v; want 503 then 200", r.Status, reqs)
 	}
 }
+
+// The checked-in expectations (suites/peers/expectations/varnish.json) are
+// valid: catalog rules, known statuses, a reason for every non-pass.
+func TestExpectationsAreValid(t *testing.T) {
+	e, err := peers.ReadExpectations("../expectations/varnish.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.Peer != "varnish" || e.Profile != topology.Strict.Name {
+		t.Fatalf("expectations for %s in the %s profile", e.Peer, e.Profile)
+	}
+}
