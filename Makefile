@@ -47,14 +47,30 @@ CONFORMANCE_OUT ?= conformance.out
 CONFORMANCE_PROCS ?= 4
 conformance:
 	@mkdir -p $(CONFORMANCE_OUT)
+	@mkdir -p $(CONFORMANCE_OUT)/bin
+	@# The test binary goes to CONFORMANCE_OUT, not into the source tree (a read-only checkout works).
+	$(GO) test -c -o $(abspath $(CONFORMANCE_OUT))/bin/conformance.test ./suites/conformance
 	@status=0; EDGECONFORM_PROFILE=$(PROFILE) EDGECONFORM_RUN_KNOWN_BUGS=$(or $(KNOWN_BUGS),1) \
 	EDGECONFORM_RESULTS=$(abspath $(CONFORMANCE_OUT))/results-$(PROFILE).json \
 	$(GO) run github.com/onsi/ginkgo/v2/ginkgo -p --procs=$(CONFORMANCE_PROCS) --silence-skips --timeout=20m \
 		--output-dir=$(CONFORMANCE_OUT) --json-report=ginkgo-$(PROFILE).json --junit-report=junit-$(PROFILE).xml \
-		./suites/conformance || status=$$?; \
+		$(abspath $(CONFORMANCE_OUT))/bin/conformance.test || status=$$?; \
 	$(GO) run ./suites/cmd/conformance-report -html $(CONFORMANCE_OUT)/results-$(PROFILE).html \
 		$(CONFORMANCE_OUT)/results-$(PROFILE).json || status=1; \
 	echo "reports: $(CONFORMANCE_OUT)/"; exit $$status
+
+# The suites against the reference and real third-party edge caches
+# (suites/peers/README.md): each peer (PEERS=nginx,varnish,...; default all)
+# is installed if missing (apt-get, as root), configured from the neutral
+# topology in a temporary directory, run in the foreground on loopback
+# against one emulator set; results are compared with
+# suites/peers/expectations/<peer>.json. Reports: PEERS_OUT/report.{md,html,png}.
+PEERS ?=
+PEERS_PROFILE ?= strict
+PEERS_OUT ?= conformance.out/peers
+.PHONY: conformance-peers
+conformance-peers:
+	$(GO) run ./suites/cmd/conformance-peers -peers "$(PEERS)" -profile $(PEERS_PROFILE) -out $(PEERS_OUT) -procs $(CONFORMANCE_PROCS)
 
 clean:
 	$(GO) clean -testcache

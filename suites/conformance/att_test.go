@@ -17,7 +17,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 	// fails over to b.
 	DescribeTable("ATT-1, ATT-2: an unsafe method that fails on the primary gets 502, with no other attempt",
 		func(method string) {
-			s := newScene("unsafe")
+			s := newScene(ScUnsafe)
 			s.rule(rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerA}, Action: status(503)})
 			s.do(method, "obj", body("payload")).is(http.StatusBadGateway)
 			Expect(listeners(s.origin(1))).To(Equal([]string{ListenerA}))
@@ -30,7 +30,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 
 	DescribeTable("ATT-1: GET, HEAD and OPTIONS are retried and failed over",
 		func(method string) {
-			s := newScene("unsafe")
+			s := newScene(ScUnsafe)
 			s.rule(rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerA}, Action: status(503)})
 			s.do(method, "obj").is(http.StatusOK)
 			reqs := s.origin(4)
@@ -45,7 +45,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 	)
 
 	It("ATT-2: an unsafe method whose primary refuses the connection gets 502 without failover", R("ATT-2"), func() {
-		s := newScene("unsafe-refuse")
+		s := newScene(ScUnsafeRefuse)
 		s.do("POST", "obj", body("payload")).is(http.StatusBadGateway)
 		s.origin(0) // the failover b saw nothing
 		// The same route fails over for a GET.
@@ -55,7 +55,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 
 	It("ATT-3: the primary is tried up to its maxAttempts, then each failover under its own settings", R("ATT-3"), func() {
 		// att3: a (maxAttempts 2, NOT_FOUND) -> b (1, HTTP_5XX) -> c (1).
-		s := newScene("att3")
+		s := newScene(ScAtt3)
 		s.rule(rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerA}, Action: status(404)},
 			rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerB}, Action: status(503)})
 		s.get("obj").is(http.StatusOK)
@@ -64,7 +64,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 
 	It("ATT-3, ATT-5: a failover's own retry conditions decide its attempts", R("ATT-3", "ATT-5"), func() {
 		// b does not retry 404 (only HTTP_5XX): its 404 ends the chain.
-		s := newScene("att3")
+		s := newScene(ScAtt3)
 		s.rule(rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerA}, Action: status(404)},
 			rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerB}, Action: status(404)})
 		s.get("obj").is(http.StatusNotFound)
@@ -72,7 +72,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 	})
 
 	It("ATT-3: maxAttempts defaults to 1", R("ATT-3"), func() {
-		s := newScene("att-default")
+		s := newScene(ScAttDefault)
 		s.rule(rules.Rule{Unlimited: true, Action: status(503)})
 		s.get("obj").is(http.StatusBadGateway)
 		s.origin(1)
@@ -80,14 +80,14 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 
 	It("ATT-4: at most 4 attempts across origins, whatever maxAttempts says", R("ATT-4", "ATT-7"), func() {
 		// att4: a (maxAttempts 3) -> b (maxAttempts 3), all 503.
-		s := newScene("att4")
+		s := newScene(ScAtt4)
 		s.rule(rules.Rule{Unlimited: true, Action: status(503)})
 		s.get("obj").is(http.StatusBadGateway)
 		Expect(listeners(s.origin(4))).To(Equal([]string{ListenerA, ListenerA, ListenerA, ListenerB}))
 	})
 
 	DescribeTable("ATT-5: which statuses each retry condition retries",
-		func(scenario string, code int, retried bool) {
+		func(scenario Handle, code int, retried bool) {
 			s := newScene(scenario)
 			s.rule(rules.Rule{Action: status(code)}) // the first attempt only
 			if retried {
@@ -98,47 +98,47 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 				s.origin(1)
 			}
 		},
-		Entry("HTTP_5XX retries 500", R("ATT-5"), "retry-5xx", 500, true),
-		Entry("HTTP_5XX retries 503", R("ATT-5"), "retry-5xx", 503, true),
-		Entry("HTTP_5XX retries 505", R("ATT-5"), "retry-5xx", 505, true),
-		Entry("HTTP_5XX does not retry 404", R("ATT-5"), "retry-5xx", 404, false),
-		Entry("HTTP_5XX does not retry 429", R("ATT-5"), "retry-5xx", 429, false),
-		Entry("GATEWAY_ERROR retries 502", R("ATT-5"), "retry-gateway", 502, true),
-		Entry("GATEWAY_ERROR retries 503", R("ATT-5"), "retry-gateway", 503, true),
-		Entry("GATEWAY_ERROR retries 504", R("ATT-5"), "retry-gateway", 504, true),
-		Entry("GATEWAY_ERROR does not retry 500", R("ATT-5"), "retry-gateway", 500, false),
-		Entry("GATEWAY_ERROR does not retry 501", R("ATT-5"), "retry-gateway", 501, false),
-		Entry("RETRIABLE_4XX retries 409", R("ATT-5"), "retry-4xx", 409, true),
-		Entry("RETRIABLE_4XX retries 429", R("ATT-5"), "retry-4xx", 429, true),
-		Entry("RETRIABLE_4XX does not retry 404", R("ATT-5"), "retry-4xx", 404, false),
-		Entry("RETRIABLE_4XX does not retry 400", R("ATT-5"), "retry-4xx", 400, false),
-		Entry("NOT_FOUND retries 404", R("ATT-5"), "retry-404", 404, true),
-		Entry("NOT_FOUND does not retry 403", R("ATT-5"), "retry-404", 403, false),
-		Entry("NOT_FOUND does not retry 410", R("ATT-5"), "retry-404", 410, false),
-		Entry("FORBIDDEN retries 403", R("ATT-5"), "retry-403", 403, true),
-		Entry("FORBIDDEN does not retry 404", R("ATT-5"), "retry-403", 404, false),
-		Entry("FORBIDDEN does not retry 401", R("ATT-5"), "retry-403", 401, false),
-		Entry("CONNECT_FAILURE (the default) does not retry 503", R("ATT-5", "ATT-10"), "plain", 503, false),
+		Entry("HTTP_5XX retries 500", R("ATT-5"), ScRetry5xx, 500, true),
+		Entry("HTTP_5XX retries 503", R("ATT-5"), ScRetry5xx, 503, true),
+		Entry("HTTP_5XX retries 505", R("ATT-5"), ScRetry5xx, 505, true),
+		Entry("HTTP_5XX does not retry 404", R("ATT-5"), ScRetry5xx, 404, false),
+		Entry("HTTP_5XX does not retry 429", R("ATT-5"), ScRetry5xx, 429, false),
+		Entry("GATEWAY_ERROR retries 502", R("ATT-5"), ScRetryGateway, 502, true),
+		Entry("GATEWAY_ERROR retries 503", R("ATT-5"), ScRetryGateway, 503, true),
+		Entry("GATEWAY_ERROR retries 504", R("ATT-5"), ScRetryGateway, 504, true),
+		Entry("GATEWAY_ERROR does not retry 500", R("ATT-5"), ScRetryGateway, 500, false),
+		Entry("GATEWAY_ERROR does not retry 501", R("ATT-5"), ScRetryGateway, 501, false),
+		Entry("RETRIABLE_4XX retries 409", R("ATT-5"), ScRetry4xx, 409, true),
+		Entry("RETRIABLE_4XX retries 429", R("ATT-5"), ScRetry4xx, 429, true),
+		Entry("RETRIABLE_4XX does not retry 404", R("ATT-5"), ScRetry4xx, 404, false),
+		Entry("RETRIABLE_4XX does not retry 400", R("ATT-5"), ScRetry4xx, 400, false),
+		Entry("NOT_FOUND retries 404", R("ATT-5"), ScRetry404, 404, true),
+		Entry("NOT_FOUND does not retry 403", R("ATT-5"), ScRetry404, 403, false),
+		Entry("NOT_FOUND does not retry 410", R("ATT-5"), ScRetry404, 410, false),
+		Entry("FORBIDDEN retries 403", R("ATT-5"), ScRetry403, 403, true),
+		Entry("FORBIDDEN does not retry 404", R("ATT-5"), ScRetry403, 404, false),
+		Entry("FORBIDDEN does not retry 401", R("ATT-5"), ScRetry403, 401, false),
+		Entry("CONNECT_FAILURE (the default) does not retry 503", R("ATT-5", "ATT-10"), ScPlain, 503, false),
 	)
 
 	DescribeTable("ATT-5: CONNECT_FAILURE covers connection, TLS handshake and connect-timeout errors",
-		func(scenario string) {
+		func(scenario Handle) {
 			s := newScene(scenario)
 			s.get("obj").is(http.StatusOK)
 			Expect(listeners(s.origin(1))).To(Equal([]string{ListenerB}))
 		},
-		Entry("connection refused", R("ATT-5"), "cf-refuse"),
-		Entry("TLS: expired certificate", R("ATT-5", "PRT-4"), "cf-expired"),
-		Entry("TLS: certificate for another name", R("ATT-5", "PRT-4"), "cf-wrongname"),
-		Entry("TLS: untrusted certificate", R("ATT-5", "PRT-4"), "cf-untrusted"),
-		Entry("the dial times out (connectTimeout)", R("ATT-5", "TMO-1"), "cf-syndrop"),
-		Entry("no response headers within connectTimeout", R("ATT-5", "TMO-1"), "cf-blackhole"),
+		Entry("connection refused", R("ATT-5"), ScCfRefuse),
+		Entry("TLS: expired certificate", R("ATT-5", "PRT-4"), ScCfExpired),
+		Entry("TLS: certificate for another name", R("ATT-5", "PRT-4"), ScCfWrongname),
+		Entry("TLS: untrusted certificate", R("ATT-5", "PRT-4"), ScCfUntrusted),
+		Entry("the dial times out (connectTimeout)", R("ATT-5", "TMO-1"), ScCfSyndrop),
+		Entry("no response headers within connectTimeout", R("ATT-5", "TMO-1"), ScCfBlackhole),
 	)
 
 	It("ATT-5: a reset before the response headers counts as a connect failure", R("ATT-5"), Reading, func() {
 		// The reference's reading (README, INT): the documentation counts
 		// everything up to the response headers against connectTimeout.
-		s := newScene("cf-reset")
+		s := newScene(ScCfReset)
 		s.rule(rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerA}, Action: rules.Action{Reset: &rules.Cut{}}})
 		s.get("obj").is(http.StatusOK)
 		reqs := s.journal().Requests
@@ -150,7 +150,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 		// A first request leaves an idle connection to a, so the reset
 		// comes on a reused connection: it must still be one attempt
 		// (maxAttempts 1), failed over to b.
-		s := newScene("cf-reset")
+		s := newScene(ScCfReset)
 		s.get("warm").is(http.StatusOK)
 		s.origin(1)
 		s.rule(rules.Rule{Match: rules.Match{Listener: ListenerA, Path: s.path("obj")}, Times: 1, Action: rules.Action{Reset: &rules.Cut{}}})
@@ -161,7 +161,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 	It("ATT-6: a status no retry condition matches ends the chain as is", R("ATT-6", "PRT-4"), func() {
 		// The documentation's example: the primary fails its TLS
 		// handshake, the failover answers 404, the client sees 404.
-		s := newScene("cf-expired")
+		s := newScene(ScCfExpired)
 		s.rule(rules.Rule{Match: rules.Match{Listener: ListenerB}, Action: rules.Action{Status: 404, Body: ptr("not here " + s.id)}})
 		r := s.get("obj").is(http.StatusNotFound)
 		Expect(string(r.Body)).To(Equal("not here " + s.id))
@@ -169,7 +169,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 	})
 
 	It("ATT-7: when every attempt ends in a retryable status the client gets 502, not the origin's status", R("ATT-7"), func() {
-		s := newScene("retry-gateway")
+		s := newScene(ScRetryGateway)
 		s.rule(rules.Rule{Unlimited: true, Action: status(503)})
 		s.get("obj").is(http.StatusBadGateway)
 		s.origin(2)
@@ -177,7 +177,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 
 	It("ATT-8: when no attempt produces an HTTP response the client gets 502", R("ATT-8"), func() {
 		// att8: refuse (maxAttempts 2) -> expired certificate.
-		s := newScene("att8")
+		s := newScene(ScAtt8)
 		s.get("obj").is(http.StatusBadGateway)
 		s.origin(0)
 	})
@@ -186,7 +186,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 		// cf-unlisted: refuse (retryConditions HTTP_5XX only) -> b. The
 		// reference's reading (README): no failover without
 		// CONNECT_FAILURE; a target that fails over is an observation.
-		s := newScene("cf-unlisted")
+		s := newScene(ScCfUnlisted)
 		s.get("obj").is(http.StatusBadGateway)
 		s.origin(0)
 	})
@@ -194,13 +194,13 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 	It("ATT-9: when maxAttemptsTimeout passes before a usable response the client gets 504", R("ATT-9", "TMO-2"), func() {
 		// att9: blackhole, connectTimeout 3u, maxAttemptsTimeout 5u,
 		// maxAttempts 3: the second attempt is cut at 5u.
-		s := newScene("att9")
+		s := newScene(ScAtt9)
 		r := s.get("obj").is(http.StatusGatewayTimeout)
 		within(r.Elapsed, U(5), "504")
 	})
 
 	It("ATT-10: an error status no retry condition covers is passed through with the origin's body", R("ATT-10"), func() {
-		s := newScene("plain")
+		s := newScene(ScPlain)
 		s.rule(rules.Rule{Action: rules.Action{Status: 500, Body: ptr("origin says " + s.id), Headers: map[string]string{"X-From-Origin": "yes"}}})
 		r := s.get("obj").is(http.StatusInternalServerError)
 		Expect(string(r.Body)).To(Equal("origin says " + s.id))
@@ -209,7 +209,7 @@ var _ = Describe("ATT: attempts, retries and failover", func() {
 	})
 
 	It("ATT-11: retries happen at once, without backoff", R("ATT-11"), func() {
-		s := newScene("retry-gateway")
+		s := newScene(ScRetryGateway)
 		s.rule(rules.Rule{Action: status(503)})
 		s.get("obj").is(http.StatusOK)
 		reqs := s.origin(2)

@@ -22,7 +22,7 @@ func settle() { time.Sleep(min(U(1), 50*time.Millisecond)) }
 // storage is one "stored or not" case: two requests for one object in
 // a fresh namespace, one after the other.
 type storage struct {
-	scenario string
+	scenario Handle
 	obj      objects.Spec  // Path is set to "obj"
 	act      *rules.Action // if set, answers every origin request instead of the object
 	method   string        // default GET
@@ -73,53 +73,53 @@ var _ = Describe("CCH: caching", func() {
 	DescribeTable("CCH-1: what may be stored",
 		func(c storage) { c.check() },
 		Entry("a response with Set-Cookie is not stored, even under FORCE_CACHE_ALL", R("CCH-1"),
-			storage{scenario: "cch-force", obj: objects.Spec{CacheControl: "public, max-age=600", Headers: map[string]string{"Set-Cookie": "edgeconform=1"}}}),
+			storage{scenario: ScCchForce, obj: objects.Spec{CacheControl: "public, max-age=600", Headers: map[string]string{"Set-Cookie": "edgeconform=1"}}}),
 		Entry("a request with Cache-Control: no-store is not stored", R("CCH-1", "CCH-3"),
-			storage{scenario: "cch-origin", obj: objectCacheable(""), first: []reqOpt{header("Cache-Control", "no-store")}}),
+			storage{scenario: ScCchOrigin, obj: objectCacheable(""), first: []reqOpt{header("Cache-Control", "no-store")}}),
 		Entry("with Authorization, a response that is not public is not stored", R("CCH-1"),
-			storage{scenario: "cch-origin", obj: objects.Spec{CacheControl: "max-age=600"},
+			storage{scenario: ScCchOrigin, obj: objects.Spec{CacheControl: "max-age=600"},
 				first: []reqOpt{header("Authorization", "Bearer edgeconform")}, second: []reqOpt{header("Authorization", "Bearer edgeconform")}}),
 		Entry("with Authorization, a public response is stored", R("CCH-1"),
-			storage{scenario: "cch-origin", obj: objects.Spec{CacheControl: "public, max-age=600"},
+			storage{scenario: ScCchOrigin, obj: objects.Spec{CacheControl: "public, max-age=600"},
 				first: []reqOpt{header("Authorization", "Bearer edgeconform")}, second: []reqOpt{header("Authorization", "Bearer edgeconform")}, stored: true}),
 		Entry("a private response is not stored", R("CCH-1"),
-			storage{scenario: "cch-origin", obj: objects.Spec{CacheControl: "private, max-age=600"}}),
+			storage{scenario: ScCchOrigin, obj: objects.Spec{CacheControl: "private, max-age=600"}}),
 		Entry("a no-store response is not stored", R("CCH-1"),
-			storage{scenario: "cch-origin", obj: objects.Spec{CacheControl: "no-store, max-age=600"}}),
+			storage{scenario: ScCchOrigin, obj: objects.Spec{CacheControl: "no-store, max-age=600"}}),
 		Entry("status 203 is stored under FORCE_CACHE_ALL", R("CCH-1", "CCH-2"),
-			storage{scenario: "cch-force", act: statusAct(203), want: 203, stored: true}),
+			storage{scenario: ScCchForce, act: statusAct(203), want: 203, stored: true}),
 		Entry("status 202 is not cacheable, even under FORCE_CACHE_ALL", R("CCH-1"),
-			storage{scenario: "cch-force", act: statusAct(202), want: 202}),
+			storage{scenario: ScCchForce, act: statusAct(202), want: 202}),
 		Entry("POST is not cached, even under FORCE_CACHE_ALL", R("CCH-1"),
-			storage{scenario: "cch-force", method: "POST", obj: objectCacheable("")}),
+			storage{scenario: ScCchForce, method: "POST", obj: objectCacheable("")}),
 		Entry("an object over 100 GiB is not stored", R("CCH-1"),
-			storage{scenario: "cch-force", obj: objects.Spec{Size: ptr(int64(101 << 30)), CacheControl: "public, max-age=600"},
+			storage{scenario: ScCchForce, obj: objects.Spec{Size: ptr(int64(101 << 30)), CacheControl: "public, max-age=600"},
 				first: []reqOpt{header("Range", "bytes=0-99")}, second: []reqOpt{header("Range", "bytes=0-99")}, want: http.StatusPartialContent}),
 	)
 
 	DescribeTable("CCH-2: cache modes",
 		func(c storage) { c.check() },
 		Entry("CACHE_ALL_STATIC stores a static content type without directives", R("CCH-2"),
-			storage{scenario: "cch-static", obj: objects.Spec{ContentType: "image/png"}, stored: true}),
+			storage{scenario: ScCchStatic, obj: objects.Spec{ContentType: "image/png"}, stored: true}),
 		Entry("CACHE_ALL_STATIC does not store another type without directives", R("CCH-2"),
-			storage{scenario: "cch-static", obj: objects.Spec{ContentType: "application/octet-stream"}}),
+			storage{scenario: ScCchStatic, obj: objects.Spec{ContentType: "application/octet-stream"}}),
 		Entry("CACHE_ALL_STATIC honours the origin's directives on any type", R("CCH-2"),
-			storage{scenario: "cch-static", obj: objects.Spec{ContentType: "application/json", CacheControl: "max-age=600"}, stored: true}),
+			storage{scenario: ScCchStatic, obj: objects.Spec{ContentType: "application/json", CacheControl: "max-age=600"}, stored: true}),
 		Entry("USE_ORIGIN_HEADERS does not store a static type without directives", R("CCH-2"),
-			storage{scenario: "cch-origin", obj: objects.Spec{ContentType: "image/png"}}),
+			storage{scenario: ScCchOrigin, obj: objects.Spec{ContentType: "image/png"}}),
 		Entry("USE_ORIGIN_HEADERS stores by the origin's directives", R("CCH-2"),
-			storage{scenario: "cch-origin", obj: objects.Spec{ContentType: "application/json", CacheControl: "max-age=600"}, stored: true}),
+			storage{scenario: ScCchOrigin, obj: objects.Spec{ContentType: "application/json", CacheControl: "max-age=600"}, stored: true}),
 		Entry("FORCE_CACHE_ALL ignores private, no-store and no-cache", R("CCH-2", "CCH-1"),
-			storage{scenario: "cch-force", obj: objects.Spec{CacheControl: "private, no-store, no-cache"}, stored: true}),
+			storage{scenario: ScCchForce, obj: objects.Spec{CacheControl: "private, no-store, no-cache"}, stored: true}),
 		Entry("FORCE_CACHE_ALL stores a type that is not static", R("CCH-2"),
-			storage{scenario: "cch-force", obj: objects.Spec{ContentType: "application/octet-stream"}, stored: true}),
+			storage{scenario: ScCchForce, obj: objects.Spec{ContentType: "application/octet-stream"}, stored: true}),
 		Entry("BYPASS_CACHE always fetches from the origin", R("CCH-2"),
-			storage{scenario: "cch-bypass", obj: objects.Spec{ContentType: "image/png", CacheControl: "public, max-age=600"}}),
+			storage{scenario: ScCchBypass, obj: objects.Spec{ContentType: "image/png", CacheControl: "public, max-age=600"}}),
 	)
 
 	DescribeTable("CCH-2: CACHE_ALL_STATIC keeps an object for defaultTtl, and origin directives at most for maxTtl",
 		func(obj objects.Spec, ttl int) {
-			s := newScene("cch-static-ttl")
+			s := newScene(ScCchStaticTtl)
 			obj.Path = "obj"
 			s.object(obj)
 			s.get("obj").is(http.StatusOK)
@@ -148,24 +148,24 @@ var _ = Describe("CCH: caching", func() {
 	DescribeTable("CCH-3: directive precedence",
 		func(c storage) { c.check() },
 		Entry("s-maxage beats max-age", R("CCH-3"),
-			storage{scenario: "cch-origin", obj: objects.Spec{CacheControl: "max-age=0, s-maxage=600"}, stored: true}),
+			storage{scenario: ScCchOrigin, obj: objects.Spec{CacheControl: "max-age=0, s-maxage=600"}, stored: true}),
 		Entry("Expires is ignored when Cache-Control is present (max-age=0 wins over a far Expires)", R("CCH-3"),
-			storage{scenario: "cch-origin", obj: objects.Spec{CacheControl: "max-age=0",
+			storage{scenario: ScCchOrigin, obj: objects.Spec{CacheControl: "max-age=0",
 				Headers: map[string]string{"Expires": time.Now().Add(24 * time.Hour).UTC().Format(http.TimeFormat)}}}),
 		Entry("without Cache-Control, Expires gives the lifetime", R("CCH-3"),
-			storage{scenario: "cch-origin", obj: objects.Spec{
+			storage{scenario: ScCchOrigin, obj: objects.Spec{
 				Headers: map[string]string{"Expires": time.Now().Add(24 * time.Hour).UTC().Format(http.TimeFormat)}}, stored: true}),
 		Entry("Pragma: no-cache from the origin is ignored", R("CCH-3"),
-			storage{scenario: "cch-origin", obj: objects.Spec{CacheControl: "max-age=600", Headers: map[string]string{"Pragma": "no-cache"}}, stored: true}),
+			storage{scenario: ScCchOrigin, obj: objects.Spec{CacheControl: "max-age=600", Headers: map[string]string{"Pragma": "no-cache"}}, stored: true}),
 		Entry("a request's Cache-Control: no-cache is ignored", R("CCH-3"),
-			storage{scenario: "cch-origin", obj: objectCacheable(""), second: []reqOpt{header("Cache-Control", "no-cache")}, stored: true}),
+			storage{scenario: ScCchOrigin, obj: objectCacheable(""), second: []reqOpt{header("Cache-Control", "no-cache")}, stored: true}),
 		Entry("a request's Cache-Control: max-age=0 and Pragma: no-cache are ignored", R("CCH-3"),
-			storage{scenario: "cch-origin", obj: objectCacheable(""), second: []reqOpt{header("Cache-Control", "max-age=0"), header("Pragma", "no-cache")}, stored: true}),
+			storage{scenario: ScCchOrigin, obj: objectCacheable(""), second: []reqOpt{header("Cache-Control", "max-age=0"), header("Pragma", "no-cache")}, stored: true}),
 	)
 
 	DescribeTable("CCH-4: an entry that must be revalidated is revalidated with a conditional request; a 304 serves the stored body",
 		func(obj objects.Spec, validator string) {
-			s := newScene("cch-origin")
+			s := newScene(ScCchOrigin)
 			const size = 4096
 			obj.Path, obj.Size = "obj", ptr(int64(size))
 			s.object(obj)
@@ -195,7 +195,7 @@ var _ = Describe("CCH: caching", func() {
 	)
 
 	It("CCH-4: a revalidation that finds a new version serves and stores it", R("CCH-4"), func() {
-		s := newScene("cch-origin")
+		s := newScene(ScCchOrigin)
 		s.object(objects.Spec{Path: "obj", CacheControl: "no-cache"})
 		v1 := s.get("obj").is(http.StatusOK)
 		s.origin(1)
@@ -217,7 +217,7 @@ var _ = Describe("CCH: caching", func() {
 
 	It("CCH-4: must-revalidate: fresh, it is served as is; once stale, revalidated", R("CCH-4"), func() {
 		const maxAge = 2
-		s := newScene("cch-origin")
+		s := newScene(ScCchOrigin)
 		s.object(objects.Spec{Path: "obj", CacheControl: "max-age=" + strconv.Itoa(maxAge) + ", must-revalidate"})
 		first := s.get("obj").is(http.StatusOK)
 		filled := time.Now()
@@ -240,15 +240,15 @@ var _ = Describe("CCH: caching", func() {
 
 	DescribeTable("CCH-5: negative caching",
 		func(c storage) { c.check() },
-		Entry("off by default: a 404 is not stored", R("CCH-5"), storage{scenario: "cch-static", act: statusAct(404), want: 404}),
-		Entry("on: a 404 is stored", R("CCH-5"), storage{scenario: "cch-neg", act: statusAct(404), want: 404, stored: true}),
-		Entry("on: a 410 is stored", R("CCH-5"), storage{scenario: "cch-neg", act: statusAct(410), want: 410, stored: true}),
-		Entry("on: a 301 is stored", R("CCH-5"), storage{scenario: "cch-neg",
+		Entry("off by default: a 404 is not stored", R("CCH-5"), storage{scenario: ScCchStatic, act: statusAct(404), want: 404}),
+		Entry("on: a 404 is stored", R("CCH-5"), storage{scenario: ScCchNeg, act: statusAct(404), want: 404, stored: true}),
+		Entry("on: a 410 is stored", R("CCH-5"), storage{scenario: ScCchNeg, act: statusAct(410), want: 410, stored: true}),
+		Entry("on: a 301 is stored", R("CCH-5"), storage{scenario: ScCchNeg,
 			act: act(rules.Action{Status: 301, Headers: map[string]string{"Location": "/elsewhere"}}), want: 301, stored: true}),
-		Entry("on: a 405 is stored", R("CCH-5"), storage{scenario: "cch-neg", act: statusAct(405), want: 405, stored: true}),
-		Entry("on: a 403 (not in the defaults) is not stored", R("CCH-5"), storage{scenario: "cch-neg", act: statusAct(403), want: 403}),
-		Entry("a policy listing 404 stores a 404", R("CCH-5"), storage{scenario: "cch-negpol", act: statusAct(404), want: 404, stored: true}),
-		Entry("a policy listing only 404 does not store a 410", R("CCH-5"), storage{scenario: "cch-negpol", act: statusAct(410), want: 410}),
+		Entry("on: a 405 is stored", R("CCH-5"), storage{scenario: ScCchNeg, act: statusAct(405), want: 405, stored: true}),
+		Entry("on: a 403 (not in the defaults) is not stored", R("CCH-5"), storage{scenario: ScCchNeg, act: statusAct(403), want: 403}),
+		Entry("a policy listing 404 stores a 404", R("CCH-5"), storage{scenario: ScCchNegpol, act: statusAct(404), want: 404, stored: true}),
+		Entry("a policy listing only 404 does not store a 410", R("CCH-5"), storage{scenario: ScCchNegpol, act: statusAct(410), want: 410}),
 	)
 
 	// the main host rule's other host (read when the request is sent)
@@ -256,7 +256,7 @@ var _ = Describe("CCH: caching", func() {
 	q := func(query string) func(string) string { return func(p string) string { return p + query } }
 	same := func(p string) string { return p }
 	DescribeTable("CCH-6: the cache key",
-		func(scenario string, obj objects.Spec, path1, path2 func(string) string, opts1, opts2 []reqOpt, sameKey bool) {
+		func(scenario Handle, obj objects.Spec, path1, path2 func(string) string, opts1, opts2 []reqOpt, sameKey bool) {
 			s := newScene(scenario)
 			obj.Path = "obj"
 			s.object(obj)
@@ -270,40 +270,40 @@ var _ = Describe("CCH: caching", func() {
 				s.origin(2)
 			}
 		},
-		Entry("the query string's order does not matter", R("CCH-6"), "cch-static", objectCacheable(""), q("?a=1&b=2"), q("?b=2&a=1"), nil, nil, true),
-		Entry("another query value is another key", R("CCH-6"), "cch-static", objectCacheable(""), q("?a=1"), q("?a=2"), nil, nil, false),
-		Entry("another host is another key", R("CCH-6"), "cch-static", objectCacheable(""), same, same, nil, []reqOpt{aliasHost()}, false),
-		Entry("the same path on the same host is one key", R("CCH-6"), "cch-static", objectCacheable(""), same, same, nil, nil, true),
-		Entry("excludedQueryParameters leave a parameter out", R("CCH-6"), "cch-key", objectCacheable(""), q("?a=1&session=x"), q("?a=1&session=y"), nil, nil, true),
-		Entry("excludedQueryParameters keep the others", R("CCH-6"), "cch-key", objectCacheable(""), q("?a=1&session=x"), q("?a=2&session=x"), nil, nil, false),
-		Entry("includedQueryParameters keep only those", R("CCH-6"), "cch-key-inc", objectCacheable(""), q("?a=1&b=1"), q("?a=1&b=2"), nil, nil, true),
-		Entry("includedQueryParameters: the included one counts", R("CCH-6"), "cch-key-inc", objectCacheable(""), q("?a=1&b=1"), q("?a=2&b=1"), nil, nil, false),
-		Entry("excludeHost", R("CCH-6"), "cch-key-nohost", objectCacheable(""), same, same, nil, []reqOpt{aliasHost()}, true),
-		Entry("excludeQueryString", R("CCH-6"), "cch-key-nohost", objectCacheable(""), q("?a=1"), q("?a=2"), nil, nil, true),
-		Entry("an included header joins the key", R("CCH-6"), "cch-key", objectCacheable(""), same, same,
+		Entry("the query string's order does not matter", R("CCH-6"), ScCchStatic, objectCacheable(""), q("?a=1&b=2"), q("?b=2&a=1"), nil, nil, true),
+		Entry("another query value is another key", R("CCH-6"), ScCchStatic, objectCacheable(""), q("?a=1"), q("?a=2"), nil, nil, false),
+		Entry("another host is another key", R("CCH-6"), ScCchStatic, objectCacheable(""), same, same, nil, []reqOpt{aliasHost()}, false),
+		Entry("the same path on the same host is one key", R("CCH-6"), ScCchStatic, objectCacheable(""), same, same, nil, nil, true),
+		Entry("excludedQueryParameters leave a parameter out", R("CCH-6"), ScCchKey, objectCacheable(""), q("?a=1&session=x"), q("?a=1&session=y"), nil, nil, true),
+		Entry("excludedQueryParameters keep the others", R("CCH-6"), ScCchKey, objectCacheable(""), q("?a=1&session=x"), q("?a=2&session=x"), nil, nil, false),
+		Entry("includedQueryParameters keep only those", R("CCH-6"), ScCchKeyInc, objectCacheable(""), q("?a=1&b=1"), q("?a=1&b=2"), nil, nil, true),
+		Entry("includedQueryParameters: the included one counts", R("CCH-6"), ScCchKeyInc, objectCacheable(""), q("?a=1&b=1"), q("?a=2&b=1"), nil, nil, false),
+		Entry("excludeHost", R("CCH-6"), ScCchKeyNohost, objectCacheable(""), same, same, nil, []reqOpt{aliasHost()}, true),
+		Entry("excludeQueryString", R("CCH-6"), ScCchKeyNohost, objectCacheable(""), q("?a=1"), q("?a=2"), nil, nil, true),
+		Entry("an included header joins the key", R("CCH-6"), ScCchKey, objectCacheable(""), same, same,
 			[]reqOpt{header(KeyHeader, "tv")}, []reqOpt{header(KeyHeader, "phone")}, false),
-		Entry("an included header with the same value", R("CCH-6"), "cch-key", objectCacheable(""), same, same,
+		Entry("an included header with the same value", R("CCH-6"), ScCchKey, objectCacheable(""), same, same,
 			[]reqOpt{header(KeyHeader, "tv")}, []reqOpt{header(KeyHeader, "tv")}, true),
-		Entry("an included cookie joins the key", R("CCH-6"), "cch-key", objectCacheable(""), same, same,
+		Entry("an included cookie joins the key", R("CCH-6"), ScCchKey, objectCacheable(""), same, same,
 			[]reqOpt{header("Cookie", KeyCookie+"=a; other=1")}, []reqOpt{header("Cookie", KeyCookie+"=b; other=1")}, false),
-		Entry("another cookie does not", R("CCH-6"), "cch-key", objectCacheable(""), same, same,
+		Entry("another cookie does not", R("CCH-6"), ScCchKey, objectCacheable(""), same, same,
 			[]reqOpt{header("Cookie", KeyCookie+"=a; other=1")}, []reqOpt{header("Cookie", KeyCookie+"=a; other=2")}, true),
-		Entry("Vary: Accept-Encoding joins the key", R("CCH-6"), "cch-origin",
+		Entry("Vary: Accept-Encoding joins the key", R("CCH-6"), ScCchOrigin,
 			objects.Spec{CacheControl: "public, max-age=600", Headers: map[string]string{"Vary": "Accept-Encoding"}}, same, same,
 			[]reqOpt{header("Accept-Encoding", "gzip")}, []reqOpt{header("Accept-Encoding", "br")}, false),
-		Entry("Vary: Accept-Encoding, the same value", R("CCH-6"), "cch-origin",
+		Entry("Vary: Accept-Encoding, the same value", R("CCH-6"), ScCchOrigin,
 			objects.Spec{CacheControl: "public, max-age=600", Headers: map[string]string{"Vary": "Accept-Encoding"}}, same, same,
 			[]reqOpt{header("Accept-Encoding", "gzip")}, []reqOpt{header("Accept-Encoding", "gzip")}, true),
-		Entry("Vary: Origin joins the key", R("CCH-6"), "cch-origin",
+		Entry("Vary: Origin joins the key", R("CCH-6"), ScCchOrigin,
 			objects.Spec{CacheControl: "public, max-age=600", Headers: map[string]string{"Vary": "Origin"}}, same, same,
 			[]reqOpt{header("Origin", "https://a.example")}, []reqOpt{header("Origin", "https://b.example")}, false),
-		Entry("Vary on a header that is not allowed: not stored", R("CCH-6"), Reading, "cch-origin",
+		Entry("Vary on a header that is not allowed: not stored", R("CCH-6"), Reading, ScCchOrigin,
 			objects.Spec{CacheControl: "public, max-age=600", Headers: map[string]string{"Vary": "User-Agent"}}, same, same,
 			[]reqOpt{header("User-Agent", "edgeconform")}, []reqOpt{header("User-Agent", "edgeconform")}, false),
 	)
 
 	It("CCH-7: USE_ORIGIN_HEADERS is an RFC 9111 shared cache: Age on hits, an unsafe method invalidates", R("CCH-7"), func() {
-		s := newScene("cch-origin")
+		s := newScene(ScCchOrigin)
 		s.object(objectCacheable("obj"))
 		s.get("obj").is(http.StatusOK)
 		s.origin(1)

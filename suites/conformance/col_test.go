@@ -12,6 +12,7 @@ import (
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/rules"
+	. "github.com/edgeconform/edgeconform/suites/topology"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -76,7 +77,7 @@ func (s *scene) followers(n int, obj string, opts func(i int) []reqOpt) func() [
 
 var _ = Describe("COL: request collapsing", func() {
 	It("COL-1, COL-2, COL-4, HST-5: concurrent cold requests for one key make one origin request, with the leader's headers", R("COL-1", "COL-2", "COL-4", "HST-5"), func() {
-		s := newScene("col")
+		s := newScene(ScCol)
 		const size = 64 << 10
 		s.object(objects.Spec{Path: "obj", Size: ptr(int64(size)), CacheControl: "public, max-age=600"})
 		hold := s.holdFill("obj", rules.Action{}, 1)
@@ -112,7 +113,7 @@ var _ = Describe("COL: request collapsing", func() {
 	})
 
 	It("COL-3: requests with different cache keys are never collapsed", R("COL-3"), func() {
-		s := newScene("col")
+		s := newScene(ScCol)
 		s.object(objectCacheable("one"), objectCacheable("two"))
 		// Both fills must reach the origin for the barrier to open.
 		s.rule(rules.Rule{Times: 2, Action: rules.Action{Hold: &rules.Hold{Name: s.holdName("both"), Count: 2, Timeout: dur(holdSafety)}}})
@@ -134,7 +135,7 @@ var _ = Describe("COL: request collapsing", func() {
 	})
 
 	It("COL-5, COL-7: followers get the body as it streams in; a fill cut mid-body truncates them and is not cached", R("COL-5", "COL-7"), func() {
-		s := newScene("col")
+		s := newScene(ScCol)
 		s.object(objectCacheable("obj"))
 		hold := s.holdFill("obj", rules.Action{Stall: &rules.Cut{AfterBytes: ptr(int64(100))}}, 1)
 		leaderDone := make(chan *resp, 1)
@@ -163,7 +164,7 @@ var _ = Describe("COL: request collapsing", func() {
 	})
 
 	It("COL-6: the fill outlives the leader: when it disconnects, followers still get the whole object", R("COL-6"), func() {
-		s := newScene("col")
+		s := newScene(ScCol)
 		s.object(objectCacheable("obj"))
 		hold := s.holdFill("obj", rules.Action{}, 1)
 		lctx, lcancel := context.WithCancel(context.Background())
@@ -184,7 +185,7 @@ var _ = Describe("COL: request collapsing", func() {
 	})
 
 	It("COL-7: a fill that fails before a usable response gives every follower the leader's error status", R("COL-7"), func() {
-		s := newScene("col")
+		s := newScene(ScCol)
 		s.object(objectCacheable("obj"))
 		hold := s.holdFill("obj", rules.Action{Reset: &rules.Cut{}}, 1)
 		// Any further attempt at obj fails the same way.

@@ -69,7 +69,7 @@ func field(r target.Record, names ...string) (any, bool) {
 var _ = Describe("LOG: logging", func() {
 	It("LOG-1: a client request is logged once, each origin attempt separately", R("LOG-1"), func() {
 		logs := requireLogs()
-		s := newScene("att3")
+		s := newScene(ScAtt3)
 		s.rule(rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerA}, Action: status(404)},
 			rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerB}, Action: status(503)})
 		s.get("obj").is(http.StatusOK)
@@ -80,12 +80,12 @@ var _ = Describe("LOG: logging", func() {
 		for i, a := range attempts {
 			Expect(a["attempt"]).To(BeNumerically("==", i+1))
 		}
-		Expect(attempts[3]["origin"]).To(Equal(OriginName("att3", 2)))
+		Expect(attempts[3]["origin"]).To(Equal(OriginName(string(ScAtt3), 2)))
 	})
 
 	It("LOG-1: a collapsed fill is logged once, and every client request it served", R("LOG-1", "COL-2"), func() {
 		logs := requireLogs()
-		s := newScene("col")
+		s := newScene(ScCol)
 		s.object(objectCacheable("obj"))
 		hold := s.holdFill("obj", rules.Action{}, 1)
 		leaderDone := make(chan *resp, 1)
@@ -108,7 +108,7 @@ var _ = Describe("LOG: logging", func() {
 
 	It("LOG-1, TMO-6: a truncated response is logged as such", R("LOG-1", "TMO-6"), func() {
 		logs := requireLogs()
-		s := newScene("tmo5")
+		s := newScene(ScTmo5)
 		s.rule(rules.Rule{Action: rules.Action{Stall: &rules.Cut{AfterBytes: ptr(int64(100))}}})
 		Expect(s.get("obj").BodyErr).To(HaveOccurred())
 		rec := clientRecords(logs, s.path("obj"), 1)[0]
@@ -116,7 +116,7 @@ var _ = Describe("LOG: logging", func() {
 	})
 
 	DescribeTable("LOG-2: the client request record has the documented fields",
-		func(scenario string, code int, names ...string) {
+		func(scenario Handle, code int, names ...string) {
 			logs := requireLogs()
 			s := newScene(scenario)
 			s.get("obj", header("Range", "bytes=0-99")).is(code)
@@ -125,12 +125,12 @@ var _ = Describe("LOG: logging", func() {
 			Expect(ok).To(BeTrue(), "no %v field in %v", names, rec)
 			Expect(fmt.Sprint(v)).NotTo(BeEmpty())
 		},
-		Entry("origin", R("LOG-2"), "cf-refuse", 206, "origin", "originName"),
-		Entry("origin IP", R("LOG-2"), "cf-refuse", 206, "origin_ip", "originIp"),
-		Entry("backend latency", R("LOG-2"), "cf-refuse", 206, "backend_latency_ms", "backendLatency"),
-		Entry("cacheStatus", R("LOG-2"), "cf-refuse", 206, "cache_status", "cacheStatus"),
-		Entry("proxyStatus (of a 502)", R("LOG-2"), "att8", 502, "proxy_status", "proxyStatus"),
-		Entry("range", R("LOG-2"), "cf-refuse", 206, "range", "requestRange"),
-		Entry("cacheKeyFingerprint", R("LOG-2"), "col", 206, "cacheKeyFingerprint", "cache_key_fingerprint"),
+		Entry("origin", R("LOG-2"), ScCfRefuse, 206, "origin", "originName"),
+		Entry("origin IP", R("LOG-2"), ScCfRefuse, 206, "origin_ip", "originIp"),
+		Entry("backend latency", R("LOG-2"), ScCfRefuse, 206, "backend_latency_ms", "backendLatency"),
+		Entry("cacheStatus", R("LOG-2"), ScCfRefuse, 206, "cache_status", "cacheStatus"),
+		Entry("proxyStatus (of a 502)", R("LOG-2"), ScAtt8, 502, "proxy_status", "proxyStatus"),
+		Entry("range", R("LOG-2"), ScCfRefuse, 206, "range", "requestRange"),
+		Entry("cacheKeyFingerprint", R("LOG-2"), ScCol, 206, "cacheKeyFingerprint", "cache_key_fingerprint"),
 	)
 })

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/edgeconform/edgeconform/suites/topology"
+	. "github.com/edgeconform/edgeconform/suites/topology"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -11,7 +12,7 @@ import (
 var _ = Describe("MTH: methods and routing", func() {
 	DescribeTable("MTH-1: without routeMethods, GET, HEAD and OPTIONS reach the origin",
 		func(method string) {
-			s := newScene("plain")
+			s := newScene(ScPlain)
 			s.do(method, "obj").is(http.StatusOK)
 			Expect(s.origin(1)[0].Method).To(Equal(method))
 		},
@@ -22,7 +23,7 @@ var _ = Describe("MTH: methods and routing", func() {
 
 	DescribeTable("MTH-1: without routeMethods, other methods get 405 at the edge",
 		func(method string) {
-			s := newScene("plain")
+			s := newScene(ScPlain)
 			s.do(method, "obj", body("x")).is(http.StatusMethodNotAllowed)
 			s.origin(0)
 		},
@@ -33,42 +34,42 @@ var _ = Describe("MTH: methods and routing", func() {
 	)
 
 	It("MTH-1: a method listed in routeMethods reaches the origin", R("MTH-1"), func() {
-		s := newScene("methods-post")
+		s := newScene(ScMethodsPost)
 		s.do("POST", "obj", body("x")).is(http.StatusOK)
 		Expect(s.origin(1)[0].Method).To(Equal("POST"))
 	})
 
 	It("MTH-2: a GET with a body gets 400", R("MTH-2"), func() {
-		s := newScene("plain")
+		s := newScene(ScPlain)
 		s.get("obj", body("a body")).is(http.StatusBadRequest)
 		s.origin(0)
 	})
 
 	It("MTH-2: a request with trailers gets 400", R("MTH-2"), func() {
-		s := newScene("methods-post")
+		s := newScene(ScMethodsPost)
 		s.do("POST", "obj", trailer("X-Checksum", "abc")).is(http.StatusBadRequest)
 		s.origin(0)
 	})
 
 	It("MTH-3: a path that matches no route gets 404", R("MTH-3"), func() {
-		s := newScene("plain")
+		s := newScene(ScPlain)
 		send("GET", "/no-route/"+s.id+"/obj").is(http.StatusNotFound)
 	})
 
 	It("MTH-3: an unknown host gets 404", R("MTH-3"), func() {
 		// The unknown host falls to the "*" host rule, whose matcher has
 		// no route for this path.
-		s := newScene("plain")
+		s := newScene(ScPlain)
 		s.get("obj", host("unknown-"+s.id+".invalid")).is(http.StatusNotFound)
 		s.origin(0)
 	})
 
 	It("MTH-4: route rules are tried by ascending priority, whatever their order in the list", R("MTH-4"), func() {
-		s := newScene("prio")
+		s := newScene(ScPrio)
 		// Both routes match; the one with the smaller number (listed
 		// second) wins.
 		r := s.get("a", header("X-Edgeconform-Prio", "first")).is(http.StatusOK)
-		Expect(r.Header.Get(topology.RouteHeader)).To(Equal("prio-first"))
+		Expect(r.Header.Get(topology.RouteHeader)).To(Equal(string(ScPrioFirst)))
 		// Only the larger number matches: it answers.
 		r = s.get("b").is(http.StatusOK)
 		Expect(r.Header.Get(topology.RouteHeader)).To(Equal("prio-second"))
@@ -76,7 +77,7 @@ var _ = Describe("MTH: methods and routing", func() {
 
 	DescribeTable("MTH-5: host rules: exact host first, then the longest wildcard; the port is ignored",
 		func(hostOf func(topology.Params) string, matcher string) {
-			s := newScene("plain")
+			s := newScene(ScPlain)
 			r := send("GET", topology.MTHStarPrefix+s.id, host(hostOf(env.Params))).is(http.StatusOK)
 			Expect(r.Header.Get(topology.MatcherHeader)).To(Equal(matcher))
 		},
@@ -95,35 +96,35 @@ var _ = Describe("MTH: methods and routing", func() {
 	)
 
 	It("MTH-6: repeated slashes are merged and dot segments removed before matching", R("MTH-6"), func() {
-		s := newScene("norm")
+		s := newScene(ScNorm)
 		// The route is /c/norm/deep/; neither raw path starts with it.
 		r := send("GET", "/c//norm/./deep/"+runID+"/"+s.id+"/x").is(http.StatusOK)
-		Expect(r.Header.Get(topology.RouteHeader)).To(Equal("norm"))
+		Expect(r.Header.Get(topology.RouteHeader)).To(Equal(string(ScNorm)))
 		r = send("GET", "/c/norm/other/../deep/"+runID+"/"+s.id+"/y").is(http.StatusOK)
-		Expect(r.Header.Get(topology.RouteHeader)).To(Equal("norm"))
+		Expect(r.Header.Get(topology.RouteHeader)).To(Equal(string(ScNorm)))
 	})
 
 	It("MTH-6: no percent-decoding before matching", R("MTH-6"), func() {
-		s := newScene("plain")
+		s := newScene(ScPlain)
 		// %70 is 'p': /c/%70lain/ is not /c/plain/ to the router.
 		send("GET", "/c/%70lain/"+runID+"/"+s.id+"/obj").is(http.StatusNotFound)
 		s.origin(0)
 	})
 
 	It("MTH-6: no case folding unless ignoreCase", R("MTH-6"), func() {
-		s := newScene("plain")
+		s := newScene(ScPlain)
 		send("GET", "/C/PLAIN/"+runID+"/"+s.id+"/obj").is(http.StatusNotFound)
 		s.origin(0)
-		i := newScene("icase")
+		i := newScene(ScIcase)
 		r := send("GET", "/C/ICASE/"+runID+"/"+i.id+"/obj").is(http.StatusOK)
-		Expect(r.Header.Get(topology.RouteHeader)).To(Equal("icase"))
+		Expect(r.Header.Get(topology.RouteHeader)).To(Equal(string(ScIcase)))
 	})
 
 	It("MTH-7: a path rewrite applies after matching and the route is not re-matched", R("MTH-7"), func() {
-		s := newScene("rewrite")
+		s := newScene(ScRewrite)
 		r := s.get("obj").is(http.StatusOK)
-		Expect(r.Header.Get(topology.RouteHeader)).To(Equal("rewrite"))
-		dest := topology.Prefix("rw-dest") + runID + "/" + s.id + "/"
+		Expect(r.Header.Get(topology.RouteHeader)).To(Equal(string(ScRewrite)))
+		dest := topology.Prefix(string(ScRwDest)) + runID + "/" + s.id + "/"
 		reqs := (&scene{ns: dest}).origin(1)
 		// The rewritten path went to the rewrite route's origin, not to
 		// the origin of the route the new path would match.
@@ -132,8 +133,8 @@ var _ = Describe("MTH: methods and routing", func() {
 	})
 
 	It("MTH-7: the cache key is the client's path, not the rewritten one", R("MTH-7"), func() {
-		s := newScene("rewrite")
-		dest := topology.Prefix("rw-dest") + runID + "/" + s.id + "/"
+		s := newScene(ScRewrite)
+		dest := topology.Prefix(string(ScRwDest)) + runID + "/" + s.id + "/"
 		d := &scene{ns: dest}
 		d.object(objectCacheable(dest + "obj"))
 		// Fill the rewrite route's key (its origin request is for the

@@ -20,7 +20,7 @@ func (s *scene) redirect(listener, obj string, code int, loc string) rules.Rule 
 
 var _ = Describe("RDR: redirects from the origin", func() {
 	DescribeTable("RDR-1: only the listed 3xx codes are followed",
-		func(scenario string, code int, followed bool) {
+		func(scenario Handle, code int, followed bool) {
 			s := newScene(scenario)
 			loc := altURL(ListenerB, s.path("target"))
 			s.rule(s.redirect(ListenerA, "obj", code, loc))
@@ -36,19 +36,19 @@ var _ = Describe("RDR: redirects from the origin", func() {
 				s.origin(1)
 			}
 		},
-		Entry("MOVED_PERMANENTLY follows 301", R("RDR-1"), "rdr", 301, true),
-		Entry("FOUND follows 302", R("RDR-1"), "rdr", 302, true),
-		Entry("303 is not listed: returned", R("RDR-1"), "rdr", 303, false),
-		Entry("307 is not listed: returned", R("RDR-1"), "rdr", 307, false),
-		Entry("308 is not listed: returned", R("RDR-1"), "rdr", 308, false),
-		Entry("SEE_OTHER follows 303", R("RDR-1"), "rdr-all", 303, true),
-		Entry("TEMPORARY_REDIRECT follows 307", R("RDR-1"), "rdr-all", 307, true),
-		Entry("PERMANENT_REDIRECT follows 308", R("RDR-1"), "rdr-all", 308, true),
+		Entry("MOVED_PERMANENTLY follows 301", R("RDR-1"), ScRdr, 301, true),
+		Entry("FOUND follows 302", R("RDR-1"), ScRdr, 302, true),
+		Entry("303 is not listed: returned", R("RDR-1"), ScRdr, 303, false),
+		Entry("307 is not listed: returned", R("RDR-1"), ScRdr, 307, false),
+		Entry("308 is not listed: returned", R("RDR-1"), ScRdr, 308, false),
+		Entry("SEE_OTHER follows 303", R("RDR-1"), ScRdrAll, 303, true),
+		Entry("TEMPORARY_REDIRECT follows 307", R("RDR-1"), ScRdrAll, 307, true),
+		Entry("PERMANENT_REDIRECT follows 308", R("RDR-1"), ScRdrAll, 308, true),
 	)
 
 	It("RDR-2: each followed redirect is an attempt against the redirecting origin's maxAttempts", R("RDR-2"), func() {
 		// rdr-max3: maxAttempts 3 allows two followed redirects.
-		s := newScene("rdr-max3")
+		s := newScene(ScRdrMax3)
 		s.rule(s.redirect(ListenerA, "obj", 302, altURL(ListenerB, s.path("t1"))),
 			s.redirect(ListenerB, "t1", 302, altURL(ListenerB, s.path("t2"))))
 		s.get("obj").is(http.StatusOK)
@@ -57,7 +57,7 @@ var _ = Describe("RDR: redirects from the origin", func() {
 
 	It("RDR-2: a redirect beyond maxAttempts is not followed", R("RDR-2"), func() {
 		// rdr: maxAttempts 2: the second redirect would be a third attempt.
-		s := newScene("rdr")
+		s := newScene(ScRdr)
 		s.rule(s.redirect(ListenerA, "obj", 302, altURL(ListenerB, s.path("t1"))),
 			s.redirect(ListenerB, "t1", 302, altURL(ListenerB, s.path("t2"))))
 		r := s.get("obj")
@@ -69,7 +69,7 @@ var _ = Describe("RDR: redirects from the origin", func() {
 	It("RDR-2, ATT-4: followed redirects count against the cap of 4 attempts", R("RDR-2", "ATT-4"), func() {
 		// rdr-cap: a (maxAttempts 2) answers 503 twice; the failover b
 		// (maxAttempts 4) redirects and redirects: only 2 attempts remain.
-		s := newScene("rdr-cap")
+		s := newScene(ScRdrCap)
 		s.rule(rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerA}, Action: status(503)},
 			s.redirect(ListenerB, "obj", 302, altURL(ListenerB, s.path("t1"))),
 			s.redirect(ListenerB, "t1", 302, altURL(ListenerB, s.path("t2"))),
@@ -83,7 +83,7 @@ var _ = Describe("RDR: redirects from the origin", func() {
 	It("RDR-2: followed redirects count against maxAttemptsTimeout", R("RDR-2", "ATT-9"), func() {
 		// rdr-mat: maxAttemptsTimeout 3u; the redirect target answers
 		// after 5u.
-		s := newScene("rdr-mat")
+		s := newScene(ScRdrMat)
 		s.rule(s.redirect(ListenerA, "obj", 302, altURL(ListenerB, s.path("target"))),
 			rules.Rule{Match: rules.Match{Listener: ListenerB}, Action: rules.Action{Delay: dur(U(5))}})
 		r := s.get("obj").is(http.StatusGatewayTimeout)
@@ -91,7 +91,7 @@ var _ = Describe("RDR: redirects from the origin", func() {
 	})
 
 	It("RDR-3: redirects are not followed for unsafe methods", R("RDR-3"), func() {
-		s := newScene("rdr")
+		s := newScene(ScRdr)
 		loc := altURL(ListenerB, s.path("target"))
 		s.rule(s.redirect(ListenerA, "obj", 302, loc))
 		r := s.do("POST", "obj", body("payload")).is(http.StatusFound)
@@ -101,7 +101,7 @@ var _ = Describe("RDR: redirects from the origin", func() {
 
 	DescribeTable("RDR-4: the redirected request keeps its method and goes to the Location host",
 		func(method string) {
-			s := newScene("rdr")
+			s := newScene(ScRdr)
 			s.rule(s.redirect(ListenerA, "obj", 302, altURL(ListenerB, s.path("target"))))
 			s.do(method, "obj").is(http.StatusOK)
 			reqs := s.origin(2)
@@ -117,7 +117,7 @@ var _ = Describe("RDR: redirects from the origin", func() {
 	It("RDR-4: over TLS, the redirect's Host and SNI are the Location host", R("RDR-4"), func() {
 		// rdr-tls: an HTTPS origin redirecting to itself under the
 		// alternative name.
-		s := newScene("rdr-tls")
+		s := newScene(ScRdrTls)
 		hostPort := net.JoinHostPort(env.Params.AltHost, strconv.Itoa(env.Params.Ports[ListenerHTTPS]))
 		s.rule(s.redirect(ListenerHTTPS, "obj", 302, "https://"+hostPort+s.path("target")))
 		s.get("obj").is(http.StatusOK)
@@ -128,7 +128,7 @@ var _ = Describe("RDR: redirects from the origin", func() {
 	})
 
 	It("RDR-4: the redirect uses the protocol of the origin that returned it, whatever the Location's scheme", R("RDR-4"), func() {
-		s := newScene("rdr")
+		s := newScene(ScRdr)
 		hostPort := net.JoinHostPort(env.Params.AltHost, strconv.Itoa(env.Params.Ports[ListenerB]))
 		s.rule(s.redirect(ListenerA, "obj", 302, "https://"+hostPort+s.path("target")))
 		s.get("obj").is(http.StatusOK)
@@ -138,14 +138,14 @@ var _ = Describe("RDR: redirects from the origin", func() {
 	})
 
 	It("RDR-5: a listed redirect beyond maxAttempts (default 1) gets 502", R("RDR-5"), func() {
-		s := newScene("rdr-max1")
+		s := newScene(ScRdrMax1)
 		s.rule(s.redirect(ListenerA, "obj", 302, altURL(ListenerB, s.path("target"))))
 		s.get("obj").is(http.StatusBadGateway)
 		s.origin(1)
 	})
 
 	It("RDR-5: redirects beyond the attempt cap get 502", R("RDR-5"), func() {
-		s := newScene("rdr-cap")
+		s := newScene(ScRdrCap)
 		s.rule(rules.Rule{Unlimited: true, Match: rules.Match{Listener: ListenerA}, Action: status(503)},
 			s.redirect(ListenerB, "obj", 302, altURL(ListenerB, s.path("t1"))),
 			s.redirect(ListenerB, "t1", 302, altURL(ListenerB, s.path("t2"))))
@@ -153,7 +153,7 @@ var _ = Describe("RDR: redirects from the origin", func() {
 	})
 
 	It("RDR-6: a redirect to a host outside the allow-list is returned to the client", R("RDR-6"), func() {
-		s := newScene("rdr-allow")
+		s := newScene(ScRdrAllow)
 		outside := "http://" + net.JoinHostPort(env.Params.OriginHost, strconv.Itoa(env.Params.Ports[ListenerB])) + s.path("target")
 		s.rule(s.redirect(ListenerA, "out", 302, outside),
 			s.redirect(ListenerA, "in", 302, altURL(ListenerB, s.path("target"))))

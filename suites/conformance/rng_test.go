@@ -14,6 +14,7 @@ import (
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/emulators/synth"
+	. "github.com/edgeconform/edgeconform/suites/topology"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -101,7 +102,7 @@ func consistent(body []byte, versions ...synth.Object) {
 var _ = Describe("RNG: large objects and ranges", func() {
 	DescribeTable("RNG-1: an object over 1 MiB is stored only with a validator, Date, Content-Length and Content-Range",
 		func(size int64, omit, corrupt []string, stored bool) {
-			s := newScene("rng")
+			s := newScene(ScRng)
 			s.object(largeObject("obj", size, "1"))
 			obj := synthObj(s.path("obj"), size, "1")
 			if len(omit) > 0 || len(corrupt) > 0 {
@@ -137,7 +138,7 @@ var _ = Describe("RNG: large objects and ranges", func() {
 	)
 
 	It("RNG-2: an object over 1 MiB is filled with range requests of at most 2 MiB, then served from the cache", R("RNG-2", "RNG-1"), func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		s.object(largeObject("obj", largeSize, "1"))
 		r := s.get("obj").is(http.StatusOK)
 		synthetic(r.Body, s.path("obj"), largeSize)
@@ -150,7 +151,7 @@ var _ = Describe("RNG: large objects and ranges", func() {
 	})
 
 	It("RNG-2: the fills are the object's 2 MiB chunks, in order", R("RNG-2"), Reading, func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		s.object(largeObject("obj", largeSize, "1"))
 		s.get("obj").is(http.StatusOK)
 		reqs := s.origin(3)
@@ -158,14 +159,14 @@ var _ = Describe("RNG: large objects and ranges", func() {
 	})
 
 	It("RNG-2: even a small object is filled with one 2 MiB range request", R("RNG-2"), Reading, func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		s.object(objectCacheable("obj"))
 		synthetic(s.get("obj").is(http.StatusOK).Body, s.path("obj"), 1024)
 		Expect(ranges(s.origin(1))).To(Equal([]string{"bytes=0-2097151"}))
 	})
 
 	It("RNG-2: a large object from an origin without range support is not stored", R("RNG-2"), func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		const size = 3 << 20
 		o := largeObject("obj", size, "1")
 		o.NoRanges = true
@@ -183,7 +184,7 @@ var _ = Describe("RNG: large objects and ranges", func() {
 	})
 
 	It("RNG-2: such an object is proxied whole to the client", R("RNG-2"), Reading, func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		const size = 3 << 20
 		o := largeObject("obj", size, "1")
 		o.NoRanges = true
@@ -192,7 +193,7 @@ var _ = Describe("RNG: large objects and ranges", func() {
 	})
 
 	It("RNG-3: client ranges are answered from the cached chunks", R("RNG-3"), func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		s.object(largeObject("obj", largeSize, "1"))
 		obj := synthObj(s.path("obj"), largeSize, "1")
 		warm(func() *resp { return s.get("obj") }, s)
@@ -232,7 +233,7 @@ var _ = Describe("RNG: large objects and ranges", func() {
 	})
 
 	It("RNG-3: on a cold cache, a client range is filled with chunk range requests and answered with 206", R("RNG-3", "RNG-2"), func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		s.object(largeObject("obj", largeSize, "1"))
 		obj := synthObj(s.path("obj"), largeSize, "1")
 		r := s.get("obj", header("Range", "bytes=3000000-3000099")).is(http.StatusPartialContent)
@@ -246,7 +247,7 @@ var _ = Describe("RNG: large objects and ranges", func() {
 	})
 
 	It("RNG-3: a multipart range becomes single-range fills and one multipart/byteranges answer", R("RNG-3"), func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		s.object(largeObject("obj", largeSize, "1"))
 		obj := synthObj(s.path("obj"), largeSize, "1")
 		r := s.get("obj", header("Range", "bytes=0-9,5000000-5000009")).is(http.StatusPartialContent)
@@ -260,7 +261,7 @@ var _ = Describe("RNG: large objects and ranges", func() {
 		func(stall bool) {
 			// rng4: readTimeout 3u, responseTimeout 30u; the route
 			// passes ranges through.
-			s := newScene("rng4")
+			s := newScene(ScRng4)
 			const size, from = 512 << 10, 1000
 			s.object(objects.Spec{Path: "obj", Size: ptr(int64(size))})
 			obj := synthObj(s.path("obj"), size, "1")
@@ -286,7 +287,7 @@ var _ = Describe("RNG: large objects and ranges", func() {
 	)
 
 	It("RNG-5: a validator change between chunk fills refetches: the range comes from the new version", R("RNG-5"), func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		s.object(largeObject("obj", largeSize, "1"))
 		v2 := synthObj(s.path("obj"), largeSize, "2")
 		s.get("obj", header("Range", "bytes=0-99")).is(http.StatusPartialContent)
@@ -298,7 +299,7 @@ var _ = Describe("RNG: large objects and ranges", func() {
 	})
 
 	It("RNG-5: a whole GET across a version change is never a mix: new version or truncated", R("RNG-5"), func() {
-		s := newScene("rng")
+		s := newScene(ScRng)
 		s.object(largeObject("obj", largeSize, "1"))
 		v1, v2 := synthObj(s.path("obj"), largeSize, "1"), synthObj(s.path("obj"), largeSize, "2")
 		s.get("obj", header("Range", "bytes=0-99")).is(http.StatusPartialContent)

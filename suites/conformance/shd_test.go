@@ -10,6 +10,7 @@ import (
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/suites/target"
+	. "github.com/edgeconform/edgeconform/suites/topology"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 )
@@ -30,7 +31,7 @@ var _ = Describe("SHD: origin shielding", func() {
 	DescribeTable("SHD-1: concurrent cold requests spread over the edges make one origin fill per key (per chunk)",
 		func(size int64) {
 			edges := requireEdges()
-			s := newScene("shd")
+			s := newScene(ScShd)
 			s.object(objects.Spec{Path: "obj", Size: ptr(size), CacheControl: "public, max-age=600"})
 			// The first origin request (the shield's fill, or its first
 			// chunk) waits at the barrier until every client's request
@@ -78,9 +79,12 @@ var _ = Describe("SHD: origin shielding", func() {
 			Skip("checks the in-process reference's node names")
 		}
 		edges := requireEdges()
-		for _, tc := range []struct{ scenario, shield string }{
-			{"shd-region", target.RefRegionShieldName},
-			{"shd", target.RefShieldName},
+		for _, tc := range []struct {
+			scenario Handle
+			shield   string
+		}{
+			{ScShdRegion, target.RefRegionShieldName},
+			{ScShd, target.RefShieldName},
 		} {
 			s := newScene(tc.scenario)
 			s.object(objectCacheable("obj"))

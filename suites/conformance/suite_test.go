@@ -68,6 +68,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	DeferCleanup(tr.CloseIdleConnections)
 	runID = fmt.Sprintf("r%s-p%d", strings.ToLower(fmt.Sprintf("%x", time.Now().UnixNano()/1e6)), GinkgoParallelProcess())
+	measureRTT()
 	if env.Reference {
 		AddReportEntry("topology", string(env.Config), ReportEntryVisibilityNever)
 	}

@@ -61,7 +61,7 @@ func (e Expectations) Validate() error {
 			problems = append(problems, id+": not a rule of the catalog")
 		}
 		switch x.Status {
-		case results.Fail, results.Observation, results.Skipped, results.Setup, results.NoSpec:
+		case results.Fail, results.Observation, results.Skipped, results.Setup, results.NoSpec, results.NotSelected:
 		case results.Pass:
 			problems = append(problems, id+": pass is the default; list only other statuses")
 		default:
@@ -96,15 +96,12 @@ func (d Difference) String() string {
 	return s
 }
 
-// notSelected is the message of a spec a label filter left out.
-const notSelected = "not selected in this run"
-
 // Compare returns the rules of f whose status differs from e. Rules whose
 // specs a label filter left out are not compared.
 func (e Expectations) Compare(f results.File) []Difference {
 	var out []Difference
 	for _, r := range f.Rules {
-		if r.Status == results.Skipped && strings.HasPrefix(r.Message, notSelected) {
+		if r.Status == results.NotSelected {
 			continue
 		}
 		want := results.Pass
@@ -125,7 +122,7 @@ func (e Expectations) Compare(f results.File) []Difference {
 func Draft(f results.File, old Expectations) Expectations {
 	e := Expectations{Peer: f.Implementation, Profile: f.Profile, Rules: map[string]Expected{}}
 	for _, r := range f.Rules {
-		if r.Status == results.Pass || (r.Status == results.Skipped && strings.HasPrefix(r.Message, notSelected)) {
+		if r.Status == results.Pass || r.Status == results.NotSelected {
 			continue
 		}
 		if x, ok := old.Rules[r.ID]; ok && x.Status == r.Status {

@@ -168,6 +168,9 @@ func StartPeer(setup *Setup, dir, logPath string) (*Process, error) {
 	return p, nil
 }
 
+// Pid is the peer's process ID (its process group's too).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // WaitHealthy polls url (sending Host host) until it answers with any
 // status, the process exits, or timeout passes.
 func (p *Process) WaitHealthy(ctx context.Context, url, host string, timeout time.Duration) error {

@@ -21,9 +21,10 @@ var symbols = map[results.Status]string{
 	results.Skipped:     "⏭ skipped",
 	results.Setup:       "⚠️ setup failure",
 	results.NoSpec:      "· no spec",
+	results.NotSelected: "– not selected",
 }
 
-var order = []results.Status{results.Pass, results.Fail, results.Observation, results.Setup, results.Skipped, results.NoSpec}
+var order = []results.Status{results.Pass, results.Fail, results.Observation, results.Setup, results.Skipped, results.NotSelected, results.NoSpec}
 
 // Markdown is a summary of files: counts per implementation, a table of
 // rules by implementation, and the messages behind every cell that is not
@@ -31,6 +32,9 @@ var order = []results.Status{results.Pass, results.Fail, results.Observation, re
 func Markdown(files []results.File) string {
 	var b strings.Builder
 	b.WriteString("# Conformance results\n\n")
+	if err := SameProfile(files); err != nil {
+		fmt.Fprintf(&b, "**Warning: %s.** Timings differ between profiles: compare columns with care.\n\n", err)
+	}
 	b.WriteString("| implementation | profile | target | suite | ")
 	for _, s := range order {
 		fmt.Fprintf(&b, "%s | ", s)
@@ -70,7 +74,12 @@ func Markdown(files []results.File) string {
 					continue
 				}
 				any = true
-				fmt.Fprintf(&b, "- **%s** %s: %s — %s\n", r.ID, s.Status, mdCell(s.Name), mdCell(firstLines(s.Message, 3)))
+				status := string(s.Status)
+				if s.AlsoExercised {
+					status += " (also exercised: charged to the rule it is written for)"
+				}
+				// Enough lines to keep gomega's "Expected ... to equal ..." whole.
+				fmt.Fprintf(&b, "- **%s** %s: %s — %s\n", r.ID, status, mdCell(s.Name), mdCell(firstLines(s.Message, 12)))
 			}
 		}
 		if !any {
@@ -87,6 +96,35 @@ func Markdown(files []results.File) string {
 		}
 	}
 	return b.String()
+}
+
+// SameProfile reports whether files mix timing profiles (their timeouts
+// differ by the profile's unit, so their results are not comparable).
+func SameProfile(files []results.File) error {
+	seen := map[string][]string{}
+	var profiles []string
+	for _, f := range files {
+		if _, ok := seen[f.Profile]; !ok {
+			profiles = append(profiles, f.Profile)
+		}
+		seen[f.Profile] = append(seen[f.Profile], f.Implementation)
+	}
+	if len(profiles) <= 1 {
+		return nil
+	}
+	var parts []string
+	for _, p := range profiles {
+		parts = append(parts, fmt.Sprintf("%s (%s)", p, strings.Join(seen[p], ", ")))
+	}
+	return fmt.Errorf("the results mix timing profiles: %s", strings.Join(parts, "; "))
+}
+
+// plainLabel drops a cell text's leading symbol.
+func plainLabel(s string) string {
+	if _, rest, ok := strings.Cut(s, " "); ok {
+		return rest
+	}
+	return s
 }
 
 // limitFlag marks a cell whose implementation declared a limit for the rule.
@@ -188,9 +226,11 @@ func HTML(files []results.File) ([]byte, error) {
 		}
 		for j, f := range files {
 			rr, ok := ruleOf(f, i, r.ID)
-			c := htmlCell{Status: results.NoSpec, Label: symbols[results.NoSpec]}
+			c := htmlCell{Status: results.NoSpec, Label: plainLabel(symbols[results.NoSpec])}
 			if ok {
-				c = htmlCell{Status: rr.Status, Label: cellText(f, i, r.ID), Message: firstLines(rr.Message, 6), Limits: f.LimitsOf(r.ID)}
+				// The cell's colour says the status: the label is plain text (no
+				// emoji, which a browser without an emoji font shows as boxes).
+				c = htmlCell{Status: rr.Status, Label: plainLabel(cellText(f, i, r.ID)), Message: firstLines(rr.Message, 6), Limits: f.LimitsOf(r.ID)}
 				if len(rr.Specs) > 0 || len(c.Limits) > 0 {
 					c.Anchor = fmt.Sprintf("d-%d-%s", j, r.ID)
 					details = append(details, htmlDetail{Anchor: c.Anchor, Impl: f.Implementation, RuleID: r.ID, Status: rr.Status,
@@ -201,6 +241,10 @@ func HTML(files []results.File) ([]byte, error) {
 		}
 		rows = append(rows, row)
 	}
+	mixed := ""
+	if err := SameProfile(files); err != nil {
+		mixed = err.Error()
+	}
 	var buf bytes.Buffer
 	err := page.Execute(&buf, struct {
 		Files   []results.File
@@ -208,7 +252,8 @@ func HTML(files []results.File) ([]byte, error) {
 		Details []htmlDetail
 		Order   []results.Status
 		Cols    int
-	}{files, rows, details, order, len(files) + 2})
+		Mixed   string
+	}{files, rows, details, order, len(files) + 2, mixed})
 	if err != nil {
 		return nil, fmt.Errorf("rendering the HTML report: %w", err)
 	}
@@ -227,27 +272,28 @@ td,th{border:1px solid #ccc;padding:.3em .5em;vertical-align:top;font-size:14px}
 th{background:#f4f4f4}
 tr.area td{background:#e8eef8;font-weight:bold}
 td.pass{background:#dff5df} td.fail{background:#f9d6d5} td.observation{background:#fdf1c7}
-td.skipped{background:#eee;color:#666} td.setup{background:#f7d7f3} td.none{color:#aaa}
+td.skipped{background:#eee;color:#666} td.not-selected{color:#999} td.setup{background:#f7d7f3} td.none{color:#aaa}
 td.text{max-width:40em}
 a.limit{font-size:12px;color:#7a4b00;white-space:nowrap}
 a{color:inherit}
 pre{white-space:pre-wrap;background:#f8f8f8;padding:.5em;max-width:100em}
 </style></head><body>
 <h1>edgeconform conformance results</h1>
+{{if .Mixed}}<p style="background:#fdf1c7;padding:.5em"><b>Warning: {{.Mixed}}.</b> Timings differ between profiles: compare columns with care.</p>{{end}}
 <table><tr><th>implementation</th><th>profile</th><th>target</th><th>suite</th>{{range .Order}}<th>{{.}}</th>{{end}}<th>time</th></tr>
 {{range .Files}}<tr><td>{{.Implementation}}{{range .Notes}}<br><small>{{.}}</small>{{end}}</td><td>{{.Profile}}</td><td>{{.Target}}</td><td>{{if .SuitePassed}}passed{{else}}FAILED{{end}}</td>{{$f := .}}{{range $.Order}}<td>{{count $f .}}</td>{{end}}<td>{{secs .}}</td></tr>
 {{end}}</table>
 <h2>Rules</h2>
 <table><tr><th>rule</th><th>rule text</th>{{range .Files}}<th>{{.Implementation}}<br><small>{{.Profile}}</small></th>{{end}}</tr>
 {{range .Rows}}{{if .AreaStart}}<tr class="area"><td colspan="{{$.Cols}}">{{.AreaStart}}</td></tr>{{end}}
-<tr><td>{{.ID}}<br><small>{{.Level}}</small></td><td class="text">{{.Text}}</td>{{range .Cells}}<td class="{{.Status}}" title="{{.Message}}">{{if .Anchor}}<a href="#{{.Anchor}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}{{if .Limits}} <a class="limit" href="#{{.Anchor}}" title="{{range .Limits}}{{.Reason}} {{end}}">⚑ limit</a>{{end}}</td>{{end}}</tr>
+<tr><td>{{.ID}}<br><small>{{.Level}}</small></td><td class="text">{{.Text}}</td>{{range .Cells}}<td class="{{.Status}}" title="{{.Message}}">{{if .Anchor}}<a href="#{{.Anchor}}">{{.Label}}</a>{{else}}{{.Label}}{{end}}{{if .Limits}} <a class="limit" href="#{{.Anchor}}" title="{{range .Limits}}{{.Reason}} {{end}}">declared limit</a>{{end}}</td>{{end}}</tr>
 {{end}}</table>
 <h2>Details</h2>
 {{range .Details}}<h3 id="{{.Anchor}}">{{.RuleID}} on {{.Impl}}: {{.Status}}</h3>
 {{if .Limits}}<p>Declared limits (the implementation has no setting for it; the specs ran anyway):</p><ul class="limits">
 {{range .Limits}}<li>{{if .Scenario}}<code>{{.Scenario}}</code>: {{end}}{{.Reason}}{{if .Doc}} — <a href="{{.Doc}}">documentation</a>{{end}}</li>
 {{end}}</ul>{{end}}<ul>
-{{range .Specs}}<li><b>{{.Status}}</b> {{.Name}} <small>({{.Location}})</small>{{if .Message}}<pre>{{.Message}}</pre>{{end}}</li>
+{{range .Specs}}<li><b>{{.Status}}</b>{{if .AlsoExercised}} <small>(also exercised: charged to the rule it is written for)</small>{{end}} {{.Name}} <small>({{.Location}})</small>{{if .Message}}<pre>{{.Message}}</pre>{{end}}</li>
 {{end}}</ul>
 {{end}}</body></html>
 `))

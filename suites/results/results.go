@@ -28,10 +28,13 @@ const (
 	Skipped     Status = "skipped"     // with a reason
 	Setup       Status = "setup"       // the emulators or the topology were wrong, not the target
 	NoSpec      Status = "none"        // no spec cites the rule yet
+	// NotSelected: the label filter (or a focus) left the specs out of this
+	// run; unlike Skipped, the target had no say.
+	NotSelected Status = "not-selected"
 )
 
 // rank orders statuses for a rule with several specs: the worst wins.
-var rank = map[Status]int{Fail: 6, Setup: 5, Observation: 4, Pass: 3, Skipped: 2, NoSpec: 1}
+var rank = map[Status]int{Fail: 7, Setup: 6, Observation: 5, Pass: 4, Skipped: 3, NotSelected: 2, NoSpec: 1}
 
 // Report entry names specs use to qualify their outcome.
 const (
@@ -99,6 +102,10 @@ type Spec struct {
 	Message  string        `json:"message,omitempty"`
 	Location string        `json:"location,omitempty"`
 	Duration time.Duration `json:"durationNs"`
+	// AlsoExercised says the spec is written for another rule (its first
+	// rule label) and only also exercises this one: its failure is
+	// charged to that rule, not to this one.
+	AlsoExercised bool `json:"alsoExercised,omitempty"`
 }
 
 // Meta describes the run.
@@ -118,10 +125,17 @@ func FromReport(r types.Report, m Meta) File {
 			continue
 		}
 		s := specOf(sr)
+		primary := ""
 		for _, l := range sr.Labels() {
-			if catalog.IsRuleID(l) {
-				byRule[l] = append(byRule[l], s)
+			if !catalog.IsRuleID(l) {
+				continue
 			}
+			if primary == "" {
+				primary = l // the rule the spec is written for: R's first
+			}
+			ss := s
+			ss.AlsoExercised = l != primary
+			byRule[l] = append(byRule[l], ss)
 		}
 	}
 	for _, cr := range catalog.All() {
@@ -130,11 +144,18 @@ func FromReport(r types.Report, m Meta) File {
 		slices.SortFunc(specs, func(a, b Spec) int { return strings.Compare(a.Name, b.Name) })
 		rr.Specs = specs
 		for _, s := range specs {
-			if rank[s.Status] > rank[rr.Status] {
-				rr.Status, rr.Message = s.Status, s.Message
+			st := s.Status
+			if s.AlsoExercised && (st == Fail || st == Setup || st == Observation) {
+				continue // charged to the rule it is written for
+			}
+			if rank[st] > rank[rr.Status] {
+				rr.Status, rr.Message = st, s.Message
 			}
 		}
-		if rr.Status == NoSpec {
+		switch {
+		case rr.Status == NoSpec && len(specs) > 0:
+			rr.Message = "only exercised by specs written for other rules (their failures are charged there)"
+		case rr.Status == NoSpec:
 			rr.Message = "no spec yet"
 		}
 		f.Counts[rr.Status]++
@@ -163,7 +184,7 @@ func specOf(sr types.SpecReport) Spec {
 		}
 		s.Status, s.Message = Skipped, sr.Failure.Message
 		if s.Message == "" {
-			s.Message = "not selected in this run (label filter or focus)"
+			s.Status, s.Message = NotSelected, "not selected in this run (label filter or focus)"
 		}
 	case types.SpecStatePending:
 		s.Status, s.Message = Skipped, "pending"

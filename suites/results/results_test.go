@@ -59,3 +59,49 @@ func TestFromReport(t *testing.T) {
 		t.Fatalf("round trip: %v %+v", err, g.Rules[0])
 	}
 }
+
+// A spec's failure is charged to the rule it is written for (its first
+// rule label); the other rules it carries are only also exercised.
+func TestFailureChargedToPrimaryRule(t *testing.T) {
+	r := types.Report{SpecReports: types.SpecReports{
+		spec("prt4", types.SpecStateFailed, []string{"PRT-4", "PRT", "DOC", "HST-3", "HST", "DOC"}, "boom"),
+		spec("hst3", types.SpecStatePassed, []string{"HST-3", "HST", "DOC"}, ""),
+		spec("tmo4", types.SpecStateFailed, []string{"TMO-4", "TMO", "DOC", "TMO-6"}, "boom"),
+	}}
+	f := FromReport(r, Meta{Implementation: "x", Profile: "lab"})
+	for _, rr := range f.Rules {
+		switch rr.ID {
+		case "PRT-4", "TMO-4":
+			if rr.Status != Fail {
+				t.Errorf("%s: %s, want fail", rr.ID, rr.Status)
+			}
+		case "HST-3":
+			if rr.Status != Pass || len(rr.Specs) != 2 {
+				t.Errorf("HST-3: %s with %d specs, want pass with 2 (one also exercised)", rr.Status, len(rr.Specs))
+			}
+			for _, s := range rr.Specs {
+				if s.AlsoExercised != (s.Name == "prt4") {
+					t.Errorf("HST-3 spec %s: alsoExercised=%v", s.Name, s.AlsoExercised)
+				}
+			}
+		case "TMO-6":
+			if rr.Status != NoSpec || rr.Message == "no spec yet" {
+				t.Errorf("TMO-6: %s %q", rr.Status, rr.Message)
+			}
+		}
+	}
+}
+
+// Specs a label filter left out are "not selected", not "skipped".
+func TestNotSelected(t *testing.T) {
+	r := types.Report{SpecReports: types.SpecReports{
+		spec("filtered", types.SpecStateSkipped, []string{"ATT-4"}, ""),
+		spec("skip", types.SpecStateSkipped, []string{"ATT-5"}, "EXT rule: reference only"),
+	}}
+	f := FromReport(r, Meta{Implementation: "x", Profile: "lab"})
+	for _, rr := range f.Rules {
+		if rr.ID == "ATT-4" && rr.Status != NotSelected || rr.ID == "ATT-5" && rr.Status != Skipped {
+			t.Errorf("%s: %s", rr.ID, rr.Status)
+		}
+	}
+}

@@ -183,6 +183,12 @@ func connectExternal(ctx context.Context, prof topology.Profile, s Settings) (*T
 			return nil, err
 		}
 	}
+	// A topology generated with -format reference has the reference's own
+	// settings; an external target that is not the reference does not, so
+	// the scenarios that need them are not available (skipped, not failed).
+	if !s.ReferenceImpl {
+		p.Reference = false
+	}
 	if s.ClientHost != "" {
 		p.ClientHost = s.ClientHost
 	}

@@ -194,3 +194,36 @@ func TestParseNeutralRejects(t *testing.T) {
 		t.Fatal("a missing file was accepted")
 	}
 }
+
+// suites/README.md lists every listener with its originemu profile, as
+// topology.Listeners has them (names and profiles differ: expired is
+// tls-expired, syndrop is syn-drop).
+func TestREADMEListenerTable(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range Listeners() {
+		row := "| `" + l.Name + "` | `" + string(l.Profile) + "`"
+		if !strings.Contains(string(b), row) {
+			t.Errorf("suites/README.md has no row %q", row)
+		}
+	}
+}
+
+// The handles are the scenarios, one each, in the same order.
+func TestHandles(t *testing.T) {
+	hs := Handles()
+	ss := Scenarios()
+	if len(hs) != len(ss) {
+		t.Fatalf("%d handles, %d scenarios", len(hs), len(ss))
+	}
+	for i, h := range hs {
+		if string(h) != ss[i].Name {
+			t.Errorf("handle %d is %q, scenario %q", i, h, ss[i].Name)
+		}
+		if _, ok := h.Scenario(); !ok {
+			t.Errorf("handle %q has no scenario", h)
+		}
+	}
+}

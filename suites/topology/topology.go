@@ -502,7 +502,8 @@ func (p Params) Available(s Scenario) (bool, string) {
 	switch s.Requires {
 	case NeedsDefaultPorts:
 		if p.DefaultPortHost == "" {
-			return false, "no emulator listeners on the default ports 80 and 443 (defaultPortHost not set)"
+			return false, "no emulator listeners on the default ports 80 and 443 (defaultPortHost not set): binding them needs root, " +
+				"CAP_NET_BIND_SERVICE or sysctl net.ipv4.ip_unprivileged_port_start=80; a real CDN needs emulators reachable on 80 and 443 at -default-port-host"
 		}
 	case NeedsGCS:
 		if p.GCSBucket == "" || !p.Reference || p.Ports[ListenerGCS] == 0 {
@@ -514,7 +515,7 @@ func (p Params) Available(s Scenario) (bool, string) {
 		}
 	case NeedsReference:
 		if !p.Reference {
-			return false, "uses a setting only the reference has (a topology generated with -format reference)"
+			return false, "uses a setting only the reference has (the reference in-process, or an external target with a topology from -format reference and EDGECONFORM_REFERENCE_IMPL=1)"
 		}
 	}
 	return true, ""

@@ -149,6 +149,15 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		path, err := peers.RunReference(ctx, suite, o)
 		log.Info("reference done", "took", time.Since(t).Round(time.Second))
 		add(path, err)
+		// The reference passes every rule it runs.
+		if path != "" && len(files) > 0 {
+			ref := files[len(files)-1]
+			for _, r := range ref.Rules {
+				if r.Status == results.Fail || r.Status == results.Setup {
+					problems = append(problems, fmt.Sprintf("reference: %s %s: %s", r.ID, r.Status, firstLine(r.Message)))
+				}
+			}
+		}
 	}
 	emus, err := target.StartEmulators(ctx, slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -221,4 +230,9 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 		return errors.New(fmt.Sprint(len(problems), " problem(s): a peer did not run, or a result differs from its expectation"))
 	}
 	return nil
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
 }

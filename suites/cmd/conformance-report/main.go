@@ -3,7 +3,10 @@
 // Markdown summary and a static HTML page, rules down and implementations
 // across:
 //
-//	go run ./suites/cmd/conformance-report [-md FILE] [-html FILE] results.json...
+//	go run ./suites/cmd/conformance-report [-md FILE] [-html FILE] [-allow-mixed-profiles] results.json...
+//
+// Results of different timing profiles are refused unless
+// -allow-mixed-profiles (then the report says so at the top).
 //
 // Without -md the Markdown goes to stdout.
 package main
@@ -29,6 +32,7 @@ func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("conformance-report", flag.ContinueOnError)
 	md := fs.String("md", "", "write the Markdown summary to `FILE` (default stdout)")
 	html := fs.String("html", "", "write the HTML page to `FILE`")
+	mixed := fs.Bool("allow-mixed-profiles", false, "render results of different timing profiles side by side (marked in the report)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -42,6 +46,9 @@ func run(args []string, stdout io.Writer) error {
 			return err
 		}
 		files = append(files, f)
+	}
+	if err := report.SameProfile(files); err != nil && !*mixed {
+		return fmt.Errorf("%w (-allow-mixed-profiles renders them anyway, marked)", err)
 	}
 	text := report.Markdown(files)
 	if *md == "" {

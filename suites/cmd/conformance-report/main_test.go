@@ -33,3 +33,26 @@ func TestRun(t *testing.T) {
 		t.Fatal("no arguments accepted")
 	}
 }
+
+// Results of different profiles are refused, or rendered with a warning.
+func TestMixedProfiles(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for _, prof := range []string{"lab", "strict"} {
+		p := filepath.Join(dir, prof+".json")
+		if err := results.Write(p, results.FromReport(types.Report{}, results.Meta{Implementation: "impl-" + prof, Profile: prof})); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	var out strings.Builder
+	if err := run(paths, &out); err == nil || !strings.Contains(err.Error(), "mix timing profiles") {
+		t.Fatalf("mixed profiles: %v", err)
+	}
+	if err := run(append([]string{"-allow-mixed-profiles"}, paths...), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Warning: the results mix timing profiles: lab (impl-lab); strict (impl-strict)") {
+		t.Fatalf("markdown:\n%s", out.String())
+	}
+}

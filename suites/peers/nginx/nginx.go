@@ -73,6 +73,8 @@ type gen struct {
 	seen   map[string]bool
 	// nroutes numbers routes across servers.
 	nroutes int
+	// cookies are the cookie names cache keys include (a map each).
+	cookies []string
 }
 
 func (g *gen) limit(rule, scenario, reason, docURL string) {
@@ -162,8 +164,31 @@ func (g *gen) config() error {
 			return err
 		}
 	}
+	// $cookie_NAME cannot name a cookie with a "-": read it from Cookie.
+	for _, ck := range g.cookies {
+		g.f("  map $http_cookie %s { \"~(?:^|;)\\s*%s=(?<v>[^;]*)\" $v; default \"\"; }\n", g.cookieVarName(ck), regexQuote(ck))
+	}
 	g.f("}\n")
 	return nil
+}
+
+func (g *gen) cookieVarName(name string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(name) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return "$edgeconform_cookie_" + b.String()
+}
+
+func (g *gen) cookieVar(name string) string {
+	if !slices.Contains(g.cookies, name) {
+		g.cookies = append(g.cookies, name)
+	}
+	return g.cookieVarName(name)
 }
 
 func matcher(t *topology.Neutral, name string) (topology.NeutralPathMatcher, bool) {
@@ -557,7 +582,7 @@ func (g *gen) cache(r topology.NeutralRoute, w func(string, ...any), primary top
 			key += "|$http_" + strings.ToLower(strings.ReplaceAll(h, "-", "_"))
 		}
 		for _, ck := range k.IncludedCookieNames {
-			key += "|$cookie_" + strings.ReplaceAll(ck, "-", "_")
+			key += "|" + g.cookieVar(ck)
 		}
 		if len(k.IncludedQueryParameters) > 0 || len(k.ExcludedQueryParameters) > 0 {
 			g.limit("CCH-6", r.Scenario, "proxy_cache_key cannot include or exclude single query parameters (it takes variables; $args is the whole query string)", docCacheKey)
@@ -567,7 +592,7 @@ func (g *gen) cache(r topology.NeutralRoute, w func(string, ...any), primary top
 		}
 	}
 	g.limit("CCH-6", r.Scenario, "proxy_cache_key uses the query string as sent; nginx cannot sort it", docCacheKey)
-	w("proxy_cache_key %s;", q(key+"|$slice_range"))
+	w("proxy_cache_key \"%s|$slice_range\";", key) // variables: not q()
 	def := int64(3600)
 	if c.DefaultTTLSeconds != nil {
 		def = *c.DefaultTTLSeconds
@@ -580,7 +605,8 @@ func (g *gen) cache(r topology.NeutralRoute, w func(string, ...any), primary top
 		g.limit("CCH-2", r.Scenario, "CACHE_ALL_STATIC: nginx cannot choose by Content-Type; every cacheable status without directives is kept for defaultTtl", docCacheValid)
 		w("proxy_cache_valid 200 203 204 206 300 301 302 307 308 %ds;", def)
 	case "FORCE_CACHE_ALL":
-		w("proxy_ignore_headers Cache-Control Expires Set-Cookie Vary;")
+		// Set-Cookie still prevents storing (CCH-1), as nginx does by default.
+		w("proxy_ignore_headers Cache-Control Expires Vary;")
 		w("proxy_cache_valid 200 203 204 206 300 301 302 307 308 %ds;", def)
 	case "USE_ORIGIN_HEADERS":
 		// Only origin directives store a response.
@@ -609,6 +635,7 @@ func (g *gen) cache(r topology.NeutralRoute, w func(string, ...any), primary top
 // globalLimits are the rules nginx has no setting for, in every scenario.
 func (g *gen) globalLimits() {
 	g.limit("TMO-1", "", "proxy_connect_timeout covers only the connection (TCP and TLS); the wait for response headers falls under proxy_read_timeout, the same timer as body gaps", docConnectTO)
+	g.limit("TMO-4", "", "each origin's connect and read timeouts are set, but its wait for response headers runs under proxy_read_timeout, not connectTimeout (TMO-1)", docReadTO)
 	g.limit("TMO-2", "", "no deadline across attempts: proxy_next_upstream_timeout only stops starting new attempts; an attempt in progress runs on", docNextTO)
 	g.limit("ATT-9", "", "no 504 when a total deadline passes: there is no such deadline (proxy_next_upstream_timeout only limits starting new attempts)", docNextTO)
 	g.limit("TMO-7", "", "no deadline to shorten the last attempt's connect timeout to", docNextTO)

@@ -37,6 +37,9 @@ func TestGenerate(t *testing.T) {
 			"server_name mthprefix.*;",
 			"proxy_cache_valid 404 60s;", // cch-negpol
 			"slice 2m;",
+			`|$edgeconform_cookie_edgeconform_variant|`, // cch-key's cookie
+			`map $http_cookie $edgeconform_cookie_edgeconform_variant`,
+			`proxy_cache_key "$host$edgeconform_key_uri$is_args$args|$slice_range";`, // variables, not literals
 		} {
 			if !strings.Contains(conf, want) {
 				t.Errorf("%s: nginx.conf lacks %q", prof.Name, want)
