@@ -83,6 +83,23 @@ var unimplementedSubresources = []string{
 	"uploadId", "uploads", "versionId", "versioning", "versions", "website",
 }
 
+// unimplementedHeader names the first write header that asks for what the
+// emulator does not do (tags, object lock, website redirects, customer or
+// KMS encryption keys), or "".
+func unimplementedHeader(h http.Header) string {
+	for _, k := range []string{"X-Amz-Tagging", "X-Amz-Object-Lock-Mode", "X-Amz-Object-Lock-Retain-Until-Date",
+		"X-Amz-Object-Lock-Legal-Hold", "X-Amz-Website-Redirect-Location", "X-Amz-Server-Side-Encryption-Customer-Algorithm",
+		"X-Amz-Copy-Source-Server-Side-Encryption-Customer-Algorithm", "X-Amz-Server-Side-Encryption-Aws-Kms-Key-Id"} {
+		if h.Get(k) != "" {
+			return strings.ToLower(k)
+		}
+	}
+	if v := h.Get("X-Amz-Server-Side-Encryption"); v != "" && v != "AES256" {
+		return "x-amz-server-side-encryption: " + v
+	}
+	return ""
+}
+
 // dispatch routes a request to its operation.
 func (q *request) dispatch() *s3Error {
 	t, r := q.target, q.r
@@ -131,6 +148,11 @@ func (q *request) dispatch() *s3Error {
 	if r.Method == http.MethodGet && t.Key != "" {
 		if e := q.checkResponseOverrides(query); e != nil {
 			return e
+		}
+	}
+	if r.Method == http.MethodPut || r.Method == http.MethodPost {
+		if h := unimplementedHeader(r.Header); h != "" {
+			return errNotImplemented("the "+h+" header").with("Header", h)
 		}
 	}
 	if t.Key == "" {

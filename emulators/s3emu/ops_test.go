@@ -104,3 +104,23 @@ func TestNotImplemented(t *testing.T) {
 		t.Errorf("POST policy upload: %d %s", resp.StatusCode, body)
 	}
 }
+
+// Write headers asking for what is not implemented are 501 naming them,
+// never silently ignored.
+func TestNotImplementedHeaders(t *testing.T) {
+	_, _, base := startS3(t, Config{Buckets: []BucketConfig{{Name: "nimp"}}})
+	ctx := context.Background()
+	c := sdkClient(base)
+	for name, in := range map[string]*s3.PutObjectInput{
+		"x-amz-tagging":                     {Tagging: aws.String("a=b")},
+		"x-amz-object-lock-mode":            {ObjectLockMode: types.ObjectLockModeGovernance},
+		"x-amz-website-redirect-location":   {WebsiteRedirectLocation: aws.String("/x")},
+		"x-amz-server-side-encryption: aws": {ServerSideEncryption: types.ServerSideEncryptionAwsKms},
+	} {
+		in.Bucket, in.Key, in.Body = aws.String("nimp"), aws.String("k"), strings.NewReader("v")
+		_, err := c.PutObject(ctx, in)
+		if apiCode(err) != "NotImplemented" || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
