@@ -699,7 +699,7 @@ func (g *gen) cachePolicy(cond string, r topology.NeutralRoute) {
 		g.p(" else {\n      set beresp.ttl = 0s;\n      set beresp.uncacheable = true;\n      return (deliver);\n    }\n")
 		g.p("    # CCH-4: no-cache is stored but revalidated before every use; must-revalidate once stale.\n")
 		// CCH-3: max-age=0 means "revalidate" only when no s-maxage beats it.
-		g.p("    if (beresp.http.Cache-Control ~ \"(?i)no-cache\" || (beresp.http.Cache-Control ~ \"(?i)(^|[ ,])max-age=0+([^0-9]|$)\" && beresp.http.Cache-Control !~ \"(?i)s-maxage\")) {\n      set beresp.ttl = 0s;\n    }\n")
+		g.p("    if (beresp.http.Cache-Control ~ \"(?i)no-cache\" || (beresp.http.Cache-Control ~ \"(?i)(^|[ ,])max-age=0+([^0-9]|$)\" && beresp.http.Cache-Control !~ \"(?i)s-maxage\")) {\n      set beresp.ttl = 0.001s; # stale at once: Varnish looks up no object whose ttl is 0\n    }\n")
 	}
 	g.p("    if (beresp.http.ETag || beresp.http.Last-Modified) {\n      set beresp.keep = %ds; # CCH-4: kept stale for conditional revalidation\n    }\n", max(def, maxTTL))
 	g.p("    return (deliver);\n  }\n")
