@@ -665,7 +665,9 @@ func (g *gen) cachePolicy(cond string, r topology.NeutralRoute) {
 	g.p("  if (%s) { # %s, %s\n", cond, r.Scenario, cc.Mode)
 	g.p("    # CCH-1: cacheable statuses, no Set-Cookie, no request no-store, Authorization only with public.\n")
 	g.p("    if (!(%s) || beresp.http.Set-Cookie || bereq.http.Cache-Control ~ \"(?i)no-store\" ||\n        (bereq.http.Authorization && beresp.http.Cache-Control !~ \"(?i)public\")) {\n      set beresp.ttl = 0s;\n      set beresp.uncacheable = true;\n      return (deliver);\n    }\n", statusList("beresp.status", cacheableStatus))
-	directive := `(beresp.http.Cache-Control ~ "(?i)(s-maxage|max-age)=" || (!beresp.http.Cache-Control && beresp.http.Expires))`
+	// A lifetime from the origin, or no-cache (stored, revalidated before
+	// every use: CCH-4).
+	directive := `(beresp.http.Cache-Control ~ "(?i)(s-maxage|max-age)=|no-cache" || (!beresp.http.Cache-Control && beresp.http.Expires))`
 	switch cc.Mode {
 	case "FORCE_CACHE_ALL":
 		g.p("    # CCH-2 FORCE_CACHE_ALL: every cacheable status for defaultTtl, directives ignored.\n    set beresp.ttl = %ds;\n", def)
