@@ -665,7 +665,9 @@ func (g *gen) cachePolicy(cond string, r topology.NeutralRoute) {
 	g.p("  if (%s) { # %s, %s\n", cond, r.Scenario, cc.Mode)
 	g.p("    # CCH-1: cacheable statuses, no Set-Cookie, no request no-store, Authorization only with public.\n")
 	g.p("    if (!(%s) || beresp.http.Set-Cookie || bereq.http.Cache-Control ~ \"(?i)no-store\" ||\n        (bereq.http.Authorization && beresp.http.Cache-Control !~ \"(?i)public\")) {\n      set beresp.ttl = 0s;\n      set beresp.uncacheable = true;\n      return (deliver);\n    }\n", statusList("beresp.status", cacheableStatus))
-	directive := `(beresp.http.Cache-Control ~ "(?i)(s-maxage|max-age)=" || (!beresp.http.Cache-Control && beresp.http.Expires))`
+	// A lifetime from the origin, or no-cache (stored, revalidated before
+	// every use: CCH-4).
+	directive := `(beresp.http.Cache-Control ~ "(?i)(s-maxage|max-age)=|no-cache" || (!beresp.http.Cache-Control && beresp.http.Expires))`
 	switch cc.Mode {
 	case "FORCE_CACHE_ALL":
 		g.p("    # CCH-2 FORCE_CACHE_ALL: every cacheable status for defaultTtl, directives ignored.\n    set beresp.ttl = %ds;\n", def)
@@ -699,7 +701,7 @@ func (g *gen) cachePolicy(cond string, r topology.NeutralRoute) {
 		g.p(" else {\n      set beresp.ttl = 0s;\n      set beresp.uncacheable = true;\n      return (deliver);\n    }\n")
 		g.p("    # CCH-4: no-cache is stored but revalidated before every use; must-revalidate once stale.\n")
 		// CCH-3: max-age=0 means "revalidate" only when no s-maxage beats it.
-		g.p("    if (beresp.http.Cache-Control ~ \"(?i)no-cache\" || (beresp.http.Cache-Control ~ \"(?i)(^|[ ,])max-age=0+([^0-9]|$)\" && beresp.http.Cache-Control !~ \"(?i)s-maxage\")) {\n      set beresp.ttl = 0s;\n    }\n")
+		g.p("    if (beresp.http.Cache-Control ~ \"(?i)no-cache\" || (beresp.http.Cache-Control ~ \"(?i)(^|[ ,])max-age=0+([^0-9]|$)\" && beresp.http.Cache-Control !~ \"(?i)s-maxage\")) {\n      set beresp.ttl = 0.001s; # stale at once: Varnish looks up no object whose ttl is 0\n    }\n")
 	}
 	g.p("    if (beresp.http.ETag || beresp.http.Last-Modified) {\n      set beresp.keep = %ds; # CCH-4: kept stale for conditional revalidation\n    }\n", max(def, maxTTL))
 	g.p("    return (deliver);\n  }\n")
