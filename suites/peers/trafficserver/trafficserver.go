@@ -136,6 +136,8 @@ func records(o Options, host, port string) string {
 	c("proxy.config.log.max_secs_per_buffer", "INT", 1) // LOG records within a second
 	c("proxy.config.body_factory.template_sets_dir", "STRING", o.Dir+"/etc/body_factory")
 	c("proxy.config.hostdb.host_file.path", "STRING", o.Dir+"/etc/hosts")
+	c("proxy.config.hostdb.host_file.interval", "INT", 1)
+	c("proxy.config.hostdb.fail.timeout", "INT", 1) // a lookup before the hosts file is loaded is not remembered
 	c("proxy.config.diags.debug.enabled", "INT", 0)
 	c("proxy.config.diags.output.diag", "STRING", "E")
 	// The shared 2-core machine: few threads.
@@ -223,7 +225,15 @@ func (g *gen) route(hosts []string, r topology.NeutralRoute) error {
 	if primary.Protocol == "HTTPS" || primary.Protocol == "HTTP2" {
 		scheme = "https" // ATS 9 speaks HTTP/1.1 to origins
 	}
-	target := fmt.Sprintf("%s://%s", scheme, g.hostPort(primary))
+	// A route with a failover chain names its origins (parent selection
+	// is bypassed for a loopback address); one without reaches the
+	// primary's IP, so that it needs no name resolution (the hosts file
+	// is loaded about a second after traffic_server starts serving).
+	parents := g.parents(chain)
+	target := fmt.Sprintf("%s://%s", scheme, net.JoinHostPort(g.ip(primary.Address), strconv.Itoa(primary.Port)))
+	if len(parents) >= 2 {
+		target = fmt.Sprintf("%s://%s", scheme, g.hostPort(primary))
+	}
 	hdrFile := "etc/hdr-" + id + ".conf"
 	g.files[hdrFile] = headerRewrite(r, primary)
 	plugins := []string{"@plugin=header_rewrite.so @pparam=" + g.o.Dir + "/" + hdrFile}
@@ -262,18 +272,23 @@ func (g *gen) route(hosts []string, r topology.NeutralRoute) error {
 			fmt.Fprintf(&g.remapCfg, "%s %s %s%s %s\n", kind, src, target, to, strings.Join(plugins, " "))
 		}
 	}
-	g.parent(r, chain)
+	g.parent(r, chain, parents)
 	return nil
+}
+
+// ip is the address to connect to for an origin address.
+func (g *gen) ip(addr string) string {
+	if r, ok := g.o.Resolve[addr]; ok {
+		return r
+	}
+	return addr
 }
 
 // hostPort is how remap and parent rules name o: a name of its own in
 // the hosts file, since ATS sends requests for a loopback address
 // straight to it, bypassing parent selection (the failover chain).
 func (g *gen) hostPort(o topology.NeutralOrigin) string {
-	ip := o.Address
-	if r, ok := g.o.Resolve[ip]; ok {
-		ip = r
-	}
+	ip := g.ip(o.Address)
 	label := o.Listener
 	if label == "" {
 		label = "origin"
@@ -436,13 +451,10 @@ func cacheKey(r topology.NeutralRoute) string {
 	return strings.Join(ps, " ")
 }
 
-// parent writes the route's failover chain as a parent.config rule: the
-// chain's origins as origin-server parents, tried in order. Only origins
-// of the primary's scheme can be parents.
-func (g *gen) parent(r topology.NeutralRoute, chain []topology.NeutralOrigin) {
-	if len(chain) < 2 || len(r.Match) == 0 {
-		return
-	}
+// parents are the parent.config entries of a chain: its origins while
+// they share the primary's scheme and each moves on to its failover; fewer
+// than two means no parent rule.
+func (g *gen) parents(chain []topology.NeutralOrigin) []string {
 	tls := func(o topology.NeutralOrigin) bool { return o.Protocol != "HTTP" }
 	var parents []string
 	for i, o := range chain {
@@ -452,6 +464,16 @@ func (g *gen) parent(r topology.NeutralRoute, chain []topology.NeutralOrigin) {
 		parents = append(parents, g.hostPort(o)+"|1.0")
 	}
 	if len(parents) < 2 {
+		return nil
+	}
+	return parents
+}
+
+// parent writes the route's failover chain as a parent.config rule: the
+// chain's origins as origin-server parents, tried in order. Only origins
+// of the primary's scheme can be parents.
+func (g *gen) parent(r topology.NeutralRoute, chain []topology.NeutralOrigin, parents []string) {
+	if len(parents) < 2 || len(r.Match) == 0 {
 		return
 	}
 	simple, unavailable := retryResponses(chain[0].RetryConditions)

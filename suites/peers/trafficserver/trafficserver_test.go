@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
@@ -25,11 +26,14 @@ func TestConfigMapsScenarios(t *testing.T) {
 	remap, parent, records := read("etc/remap.config"), read("etc/parent.config"), read("etc/records.config")
 	port := func(l string) int { return topo.Ports[l] }
 	for _, c := range []struct{ file, text, want string }{
-		{"remap.config", remap, fmt.Sprintf("map http://edge.test/c/plain/ http://a.origins.edgeconform.test:%d/c/plain/ @plugin=header_rewrite.so", port("a"))},
-		{"remap.config", remap, fmt.Sprintf("map http://alias.edge.test/c/plain/ http://a.origins.edgeconform.test:%d/c/plain/", port("a"))},
-		{"remap.config", remap, fmt.Sprintf("map http://edge.test/c/rewrite/ http://a.origins.edgeconform.test:%d/c/rw-dest/", port("a"))},
-		{"remap.config", remap, fmt.Sprintf("map http://edge.test/c/https/ https://https.origins.edgeconform.test:%d/c/https/", port("https"))},
-		{"hosts", read("etc/hosts"), "127.0.0.1 a.origins.edgeconform.test\n"},
+		// no failover: the IP, no name to resolve
+		{"remap.config", remap, fmt.Sprintf("map http://edge.test/c/plain/ http://127.0.0.1:%d/c/plain/ @plugin=header_rewrite.so", port("a"))},
+		{"remap.config", remap, fmt.Sprintf("map http://alias.edge.test/c/plain/ http://127.0.0.1:%d/c/plain/", port("a"))},
+		{"remap.config", remap, fmt.Sprintf("map http://edge.test/c/rewrite/ http://127.0.0.1:%d/c/rw-dest/", port("a"))},
+		{"remap.config", remap, fmt.Sprintf("map http://edge.test/c/https/ https://127.0.0.1:%d/c/https/", port("https"))},
+		// a failover chain: names, so that parent selection applies
+		{"remap.config", remap, fmt.Sprintf("map http://edge.test/c/cf-refuse/ http://refuse.origins.edgeconform.test:%d/c/cf-refuse/", port("refuse"))},
+		{"hosts", read("etc/hosts"), "127.0.0.1 b.origins.edgeconform.test\n"},
 		{"remap.config", remap, `regex_map http://.*\.deep\.mth\.edge\.test/ `},
 		{"remap.config", remap, "@pparam=proxy.config.http.connect_attempts_max_retries=2"}, // unsafe: maxAttempts 3
 		{"remap.config", remap, "@plugin=cachekey.so @pparam=--uri-type=pristine @pparam=--sort-params=true @pparam=--exclude-params=session @pparam=--include-headers=X-Edgeconform-Device @pparam=--include-cookies=edgeconform-variant"},
@@ -60,6 +64,16 @@ func TestConfigMapsScenarios(t *testing.T) {
 func TestThroughTrafficServer(t *testing.T) {
 	l := gentest.Start(t, Peer{}, map[string]originemu.Profile{"a": originemu.HTTP, "b": originemu.HTTP,
 		"https": originemu.HTTPS, "refuse": originemu.Refuse}, "log/traffic.out", "log/diags.log", "log/access.log")
+	// Failover routes name their origins, resolved from the hosts file,
+	// which traffic_server loads about a second after it starts serving.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if st, _ := l.Do(t, "GET", "/c/cf-refuse/ready"); st == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the failover route did not answer 200 within 10 s of the peer's start")
+		}
+	}
 	for _, tc := range []struct{ path, listener string }{
 		{"/c/plain/x", "a"}, {"/c/https/x", "https"}, {"/c/cf-refuse/x", "b"},
 	} {
