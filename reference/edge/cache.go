@@ -717,8 +717,6 @@ func (s *Server) fill(pol policy.Policy, key string, up *upstreamReq, req *http.
 	}
 }
 
-func authorized(r *http.Request) bool { return r.Header.Get("Authorization") != "" }
-
 // freshEntry reports whether key has a fresh entry for req's variant.
 func (s *Server) freshEntry(pol policy.Policy, key string, req *http.Request) bool {
 	e := s.lookup(pol, key, req)
@@ -743,22 +741,15 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 	upstream.RemoveHopByHop(hdr)
 	head.kind, head.status, head.header, head.size = whole, resp.StatusCode, hdr, resp.ContentLength
 	head.vary = hdr.Values("Vary")
-	cc := policy.ParseCacheControl(hdr)
-	_, cookie := hdr["Set-Cookie"]
-	head.shared = !cookie && !cc.Has("private") && !cc.Has("no-store")
 	varyOK := true
 	if len(head.vary) > 0 {
 		head.variant, varyOK = pol.VaryKey(key, head.vary, req)
-		head.shared = head.shared && varyOK
 	}
+	head.shared = policy.ShareWithFollowers(hdr, varyOK) // CCH-1, CCH-6
 	meta := func(status int, h http.Header, d policy.Decision) entryMeta {
 		return entryMeta{Status: status, Header: h, ReqTime: reqTime, RespTime: respTime, TTL: d.TTL,
 			NoCache: d.NoCache, ClientCC: d.ClientCacheControl, Vary: head.vary, Variant: head.variant,
 			Validator: validatorOf(h)}
-	}
-	// storable: worth keeping (fresh for a while, or revalidatable).
-	storable := func(d policy.Decision, h http.Header) bool {
-		return d.Store && varyOK && ((d.TTL > 0 && !d.NoCache) || h.Get("Etag") != "" || h.Get("Last-Modified") != "")
 	}
 
 	switch {
@@ -796,20 +787,18 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 		// RNG-1/2: a large object, cached chunk by chunk.
 		defer resp.Body.Close()
 		d := pol.Decide(req, http.StatusOK, whole, respTime)
-		head.shared = head.shared && (d.Store || !authorized(req))
-		large, why := policy.LargeObjectCacheable(http.StatusPartialContent, hdr)
-		if parentWhy := hdr.Get(shield.UncacheableHeader); parentWhy != "" {
-			large, why = false, "the parent tier's origin response: "+parentWhy // SHD-1 with RNG-1
-		}
+		head.shared = policy.ShareAuthorized(head.shared, d, req) // CCH-1
+		// RNG-1 (with SHD-1: the parent's reason the origin's response may not be stored)
+		large := policy.DecideLarge(hdr, hdr.Get(shield.UncacheableHeader), policy.WorthStoring(d, whole, varyOK), head.shared)
 		whole.Del(shield.UncacheableHeader)
-		keep := large && storable(d, whole) && head.shared
+		keep := large.Keep
 		if !keep {
-			s.log.Info("fill: large object not cached", "request_id", up.id(), "key", key, "reason", why, "decision", d.Reason)
+			s.log.Info("fill: large object not cached", "request_id", up.id(), "key", key, "reason", large.Why, "decision", d.Reason)
 		}
 		m := meta(http.StatusOK, whole, d)
 		m.Chunked, m.Size, m.transient = true, total, !keep
-		if !large {
-			m.unstorable = why
+		if !large.Cacheable {
+			m.unstorable = large.Why
 		}
 		head.kind, head.meta, head.first, head.header, head.size = chunked, m, first, whole, total
 		if err := fw.Head(head); err != nil {
@@ -851,9 +840,9 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 	defer resp.Body.Close()
 	d := pol.Decide(req, head.status, head.header, respTime)
 	head.clientCC = d.ClientCacheControl
-	head.shared = head.shared && (d.Store || !authorized(req)) // CCH-1: an authorized answer stays the leader's
+	head.shared = policy.ShareAuthorized(head.shared, d, req) // CCH-1: an authorized answer stays the leader's
 	var sw store.Writer
-	if storable(d, head.header) && head.size <= policy.LargeObject {
+	if policy.StoreWhole(policy.WorthStoring(d, head.header, varyOK), head.size) {
 		sw = s.beginEntry(key, mustJSON(meta(head.status, head.header, d)), head.size)
 	}
 	if err := fw.Head(head); err != nil {
