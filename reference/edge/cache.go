@@ -69,6 +69,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/outcome"
 	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/routing"
 	"github.com/edgeconform/edgeconform/reference/shield"
@@ -229,7 +230,7 @@ func (s *Server) serveCached(v *visit) bool {
 		}
 		v.w.Header().Del("Age") // nothing was sent; the next pass sets its own
 	}
-	s.synthesize(v, http.StatusBadGateway, "http_response_incomplete", "the object kept changing between chunk fills (RNG-5)")
+	s.synthesize(v, http.StatusBadGateway, outcome.HTTPResponseIncomplete, "the object kept changing between chunk fills (RNG-5)")
 	return true
 }
 
@@ -699,7 +700,7 @@ func (s *Server) fill(pol policy.Policy, key string, up *upstreamReq, req *http.
 		}
 		if stale != nil {
 			for k, vals := range policy.Conditional(stale.Header) { // CCH-4
-				up.header()[k] = vals
+				up.headers()[k] = vals
 			}
 		}
 		for {
@@ -772,7 +773,7 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 		f, l, total, ok := policy.ParseContentRange(hdr.Get("Content-Range"))
 		if !ok || f != start || l != min(start+ChunkSize, total)-1 || (resp.ContentLength >= 0 && resp.ContentLength != l-f+1) {
 			resp.Body.Close()
-			head.kind, head.status, res.Reason = synthesized, http.StatusBadGateway, "http_protocol_error"
+			head.kind, head.status, res.Reason = synthesized, http.StatusBadGateway, outcome.HTTPProtocolError
 			s.log.Warn("fill: origin answered a range request with another range", "request_id", up.id(),
 				"key", key, "asked", fmt.Sprintf("bytes=%d-%d", start, start+ChunkSize-1), "content_range", hdr.Get("Content-Range"))
 			return fw.Head(head)

@@ -9,6 +9,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
 	"github.com/edgeconform/edgeconform/reference/cache/policy"
 	"github.com/edgeconform/edgeconform/reference/cache/store"
+	"github.com/edgeconform/edgeconform/reference/outcome"
 )
 
 // object is a chunked object (RNG-2, RNG-3) as an io.ReadSeeker for
@@ -204,7 +205,7 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 		resp := res.Response
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusPartialContent && resp.StatusCode != http.StatusOK {
-			return &fillError{status: http.StatusBadGateway, reason: "http_protocol_error",
+			return &fillError{status: http.StatusBadGateway, reason: outcome.HTTPProtocolError,
 				err: fmt.Errorf("filling bytes %d-%d: origin answered %d", first, last, resp.StatusCode)}
 		}
 		if validatorOf(resp.Header) != m.Validator {
@@ -215,7 +216,7 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 		}
 		f, l, total, ok := policy.ParseContentRange(resp.Header.Get("Content-Range"))
 		if resp.StatusCode != http.StatusPartialContent || !ok || f != first || l != last || total != m.Size {
-			return &fillError{status: http.StatusBadGateway, reason: "http_protocol_error",
+			return &fillError{status: http.StatusBadGateway, reason: outcome.HTTPProtocolError,
 				err: fmt.Errorf("filling bytes %d-%d of %d: origin answered %d with Content-Range %q",
 					first, last, m.Size, resp.StatusCode, resp.Header.Get("Content-Range"))}
 		}
