@@ -8,7 +8,11 @@
 // Routing is package routing; cache semantics, storage and collapsing are
 // packages cache/policy, cache/store and cache/collapse; the origin attempt
 // loop (retries, failover, timeouts, redirects) is package fetch, or, for a
-// node with a parent tier, package shield. This package joins them, streams
+// node with a parent tier, package shield, both behind the parent interface
+// (parent.go) and both reporting package outcome's typed outcomes. Which
+// responses are shared with collapsed followers and which are stored are
+// cache/policy's decisions (share.go). A node is assembled by package node.
+// This package joins them, streams
 // the body to the client, truncates it visibly when the origin's body fails
 // (TMO-6), and logs one record per client request (LOG-1/LOG-2).
 package edge
