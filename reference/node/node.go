@@ -37,6 +37,7 @@ type options struct {
 	metrics  *edge.Metrics
 	limits   *receive.Limits
 	edge     []edge.Option
+	httpLog  *slog.Logger
 }
 
 // WithLogger sets the node's logger (default slog.Default()); the
@@ -59,6 +60,10 @@ func WithMetrics(m *edge.Metrics) Option { return func(o *options) { o.metrics =
 // (default receive.DefaultLimits()).
 func WithLimits(l receive.Limits) Option { return func(o *options) { o.limits = &l } }
 
+// WithHTTPErrorLog sets where Serve's http.Server logs its own errors (at
+// warning level; default the node's logger).
+func WithHTTPErrorLog(log *slog.Logger) Option { return func(o *options) { o.httpLog = log } }
+
 // WithEdge passes options on to edge.New (WithStore, WithName,
 // WithShields, WithFetch, WithMaxFills).
 func WithEdge(eo ...edge.Option) Option {
@@ -70,6 +75,7 @@ type Node struct {
 	*edge.Server
 	metrics   *edge.Metrics
 	log       *slog.Logger
+	httpLog   *slog.Logger
 	limits    receive.Limits
 	client    *upstream.Client
 	ownClient bool
@@ -82,9 +88,12 @@ func New(cfg *config.Config, opts ...Option) (*Node, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	n := &Node{log: o.log, metrics: o.metrics, client: o.client}
+	n := &Node{log: o.log, metrics: o.metrics, client: o.client, httpLog: o.httpLog}
 	if n.log == nil {
 		n.log = slog.Default()
+	}
+	if n.httpLog == nil {
+		n.httpLog = n.log
 	}
 	if n.metrics == nil {
 		n.metrics = edge.NewMetrics()
@@ -122,7 +131,7 @@ func (n *Node) Metrics() *edge.Metrics { return n.metrics }
 // server down before Close.
 func (n *Node) Serve(ln net.Listener, errs chan<- error) *http.Server {
 	srv := &http.Server{Handler: n, ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog: slog.NewLogLogger(n.log.Handler(), slog.LevelWarn)}
+		ErrorLog: slog.NewLogLogger(n.httpLog.Handler(), slog.LevelWarn)}
 	receive.Configure(srv, n.limits, n.log)
 	go func() {
 		err := srv.Serve(receive.Listener(ln, n.limits, n.log))
