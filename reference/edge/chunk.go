@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
 	"github.com/edgeconform/edgeconform/reference/cache/policy"
@@ -30,12 +31,15 @@ type object struct {
 	// object without a validator).
 	private string
 
-	off     int64         // the next byte Read returns
-	cur     io.ReadCloser // reads chunk curIdx from curPos
-	curIdx  int64
-	curPos  int64
-	curLive bool   // cur reads a fill, not the store
-	detach  func() // ends this request's attachment to cur's chunk fill, if any
+	off    int64         // the next byte Read returns
+	cur    io.ReadCloser // reads chunk curIdx from curPos
+	curIdx int64
+	curPos int64
+	detach func() // ends this request's attachment to cur's chunk fill, if any
+	// fromStore: cur reads the store, not a fill. Atomic: http.ServeContent
+	// reads a multipart range answer in a goroutine of its own while the
+	// handler's writer asks Streaming.
+	fromStore atomic.Bool
 }
 
 func (o *object) chunkLen(idx int64) int64 {
@@ -117,13 +121,14 @@ func (o *object) open(idx int64) error {
 		}
 	}
 	_, stored := rd.(store.Reader)
-	o.cur, o.curIdx, o.curPos, o.curLive = rd, idx, o.off, !stored
+	o.cur, o.curIdx, o.curPos = rd, idx, o.off
+	o.fromStore.Store(stored)
 	return nil
 }
 
 // Streaming implements streaming: the chunk being read comes from a fill,
 // not the store.
-func (o *object) Streaming() bool { return o.cur == nil || o.curLive }
+func (o *object) Streaming() bool { return !o.fromStore.Load() }
 
 // chunk returns a reader of chunk idx from its start.
 func (o *object) chunk(idx int64) (io.ReadCloser, error) {
@@ -168,6 +173,7 @@ func (o *object) Close() error {
 	if o.cur != nil {
 		o.cur.Close()
 		o.cur = nil
+		o.fromStore.Store(false)
 	}
 	if o.detach != nil {
 		o.detach()
