@@ -6,12 +6,15 @@
 //   - pathtemplate, routing: host and route matching, rewrites, redirects at the edge
 //   - upstream: one origin attempt over HTTP, HTTPS or HTTP2, with its Host and SNI
 //   - fetch: the attempt loop (retries, failover, redirects, timeouts, 502/504)
+//   - outcome: an attempt's typed outcome and the RFC 9209 proxy-status reasons
 //   - secrets: the keys and tokens bucket origins are read with
 //   - cache/policy, cache/store, cache/collapse: HTTP cache semantics,
 //     storage, and request collapsing
 //   - shield: the parent tier (SHD)
 //   - edge: the client-facing handler: receive, route, the cache path
 //     (lookup, revalidation, whole and 2 MiB chunked fills, ranges), deliver, log
+//   - node: assembles one node (client, metrics, limits, edge) for the CLI,
+//     the suites' target and the tests
 //   - logsink: the asynchronous log writer
 //   - cmd/edgecache: the CLI; edgecontainer: a testcontainers-go module
 package reference

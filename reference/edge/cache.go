@@ -69,6 +69,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/outcome"
 	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/routing"
 	"github.com/edgeconform/edgeconform/reference/shield"
@@ -229,7 +230,7 @@ func (s *Server) serveCached(v *visit) bool {
 		}
 		v.w.Header().Del("Age") // nothing was sent; the next pass sets its own
 	}
-	s.synthesize(v, http.StatusBadGateway, "http_response_incomplete", "the object kept changing between chunk fills (RNG-5)")
+	s.synthesize(v, http.StatusBadGateway, outcome.HTTPResponseIncomplete, "the object kept changing between chunk fills (RNG-5)")
 	return true
 }
 
@@ -703,7 +704,7 @@ func (s *Server) fill(pol policy.Policy, key string, up *upstreamReq, req *http.
 		}
 		if stale != nil {
 			for k, vals := range policy.Conditional(stale.Header) { // CCH-4
-				up.header()[k] = vals
+				up.headers()[k] = vals
 			}
 		}
 		for {
@@ -720,8 +721,6 @@ func (s *Server) fill(pol policy.Policy, key string, up *upstreamReq, req *http.
 		}
 	}
 }
-
-func authorized(r *http.Request) bool { return r.Header.Get("Authorization") != "" }
 
 // freshEntry reports whether key has a fresh entry for req's variant.
 func (s *Server) freshEntry(pol policy.Policy, key string, req *http.Request) bool {
@@ -747,22 +746,15 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 	upstream.RemoveHopByHop(hdr)
 	head.kind, head.status, head.header, head.size = whole, resp.StatusCode, hdr, resp.ContentLength
 	head.vary = hdr.Values("Vary")
-	cc := policy.ParseCacheControl(hdr)
-	_, cookie := hdr["Set-Cookie"]
-	head.shared = !cookie && !cc.Has("private") && !cc.Has("no-store")
 	varyOK := true
 	if len(head.vary) > 0 {
 		head.variant, varyOK = pol.VaryKey(key, head.vary, req)
-		head.shared = head.shared && varyOK
 	}
+	head.shared = policy.ShareWithFollowers(hdr, varyOK) // CCH-1, CCH-6
 	meta := func(status int, h http.Header, d policy.Decision) entryMeta {
 		return entryMeta{Status: status, Header: h, ReqTime: reqTime, RespTime: respTime, TTL: d.TTL,
 			NoCache: d.NoCache, ClientCC: d.ClientCacheControl, Vary: head.vary, Variant: head.variant,
 			Validator: validatorOf(h)}
-	}
-	// storable: worth keeping (fresh for a while, or revalidatable).
-	storable := func(d policy.Decision, h http.Header) bool {
-		return d.Store && varyOK && ((d.TTL > 0 && !d.NoCache) || h.Get("Etag") != "" || h.Get("Last-Modified") != "")
 	}
 
 	switch {
@@ -785,7 +777,7 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 		f, l, total, ok := policy.ParseContentRange(hdr.Get("Content-Range"))
 		if !ok || f != start || l != min(start+ChunkSize, total)-1 || (resp.ContentLength >= 0 && resp.ContentLength != l-f+1) {
 			resp.Body.Close()
-			head.kind, head.status, res.Reason = synthesized, http.StatusBadGateway, "http_protocol_error"
+			head.kind, head.status, res.Reason = synthesized, http.StatusBadGateway, outcome.HTTPProtocolError
 			s.log.Warn("fill: origin answered a range request with another range", "request_id", up.id(),
 				"key", key, "asked", fmt.Sprintf("bytes=%d-%d", start, start+ChunkSize-1), "content_range", hdr.Get("Content-Range"))
 			return fw.Head(head)
@@ -800,20 +792,18 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 		// RNG-1/2: a large object, cached chunk by chunk.
 		defer resp.Body.Close()
 		d := pol.Decide(req, http.StatusOK, whole, respTime)
-		head.shared = head.shared && (d.Store || !authorized(req))
-		large, why := policy.LargeObjectCacheable(http.StatusPartialContent, hdr)
-		if parentWhy := hdr.Get(shield.UncacheableHeader); parentWhy != "" {
-			large, why = false, "the parent tier's origin response: "+parentWhy // SHD-1 with RNG-1
-		}
+		head.shared = policy.ShareAuthorized(head.shared, d, req) // CCH-1
+		// RNG-1 (with SHD-1: the parent's reason the origin's response may not be stored)
+		large := policy.DecideLarge(hdr, hdr.Get(shield.UncacheableHeader), policy.WorthStoring(d, whole, varyOK), head.shared)
 		whole.Del(shield.UncacheableHeader)
-		keep := large && storable(d, whole) && head.shared
+		keep := large.Keep
 		if !keep {
-			s.log.Info("fill: large object not cached", "request_id", up.id(), "key", key, "reason", why, "decision", d.Reason)
+			s.log.Info("fill: large object not cached", "request_id", up.id(), "key", key, "reason", large.Why, "decision", d.Reason)
 		}
 		m := meta(http.StatusOK, whole, d)
 		m.Chunked, m.Size, m.transient = true, total, !keep
-		if !large {
-			m.unstorable = why
+		if !large.Cacheable {
+			m.unstorable = large.Why
 		}
 		head.kind, head.meta, head.first, head.header, head.size = chunked, m, first, whole, total
 		if err := fw.Head(head); err != nil {
@@ -855,9 +845,9 @@ func (s *Server) publish(ctx context.Context, fw *collapse.Fill, pol policy.Poli
 	defer resp.Body.Close()
 	d := pol.Decide(req, head.status, head.header, respTime)
 	head.clientCC = d.ClientCacheControl
-	head.shared = head.shared && (d.Store || !authorized(req)) // CCH-1: an authorized answer stays the leader's
+	head.shared = policy.ShareAuthorized(head.shared, d, req) // CCH-1: an authorized answer stays the leader's
 	var sw store.Writer
-	if storable(d, head.header) && head.size <= policy.LargeObject {
+	if policy.StoreWhole(policy.WorthStoring(d, head.header, varyOK), head.size) {
 		sw = s.beginEntry(key, mustJSON(meta(head.status, head.header, d)), head.size)
 	}
 	if err := fw.Head(head); err != nil {

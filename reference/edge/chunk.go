@@ -10,6 +10,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
 	"github.com/edgeconform/edgeconform/reference/cache/policy"
 	"github.com/edgeconform/edgeconform/reference/cache/store"
+	"github.com/edgeconform/edgeconform/reference/outcome"
 )
 
 // object is a chunked object (RNG-2, RNG-3) as an io.ReadSeeker for
@@ -172,6 +173,7 @@ func (o *object) Close() error {
 	if o.cur != nil {
 		o.cur.Close()
 		o.cur = nil
+		o.stored.Store(false)
 	}
 	if o.detach != nil {
 		o.detach()
@@ -209,7 +211,7 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 		resp := res.Response
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusPartialContent && resp.StatusCode != http.StatusOK {
-			return &fillError{status: http.StatusBadGateway, reason: "http_protocol_error",
+			return &fillError{status: http.StatusBadGateway, reason: outcome.HTTPProtocolError,
 				err: fmt.Errorf("filling bytes %d-%d: origin answered %d", first, last, resp.StatusCode)}
 		}
 		if validatorOf(resp.Header) != m.Validator {
@@ -220,7 +222,7 @@ func (s *Server) chunkFill(key string, m entryMeta, idx int64, up *upstreamReq, 
 		}
 		f, l, total, ok := policy.ParseContentRange(resp.Header.Get("Content-Range"))
 		if resp.StatusCode != http.StatusPartialContent || !ok || f != first || l != last || total != m.Size {
-			return &fillError{status: http.StatusBadGateway, reason: "http_protocol_error",
+			return &fillError{status: http.StatusBadGateway, reason: outcome.HTTPProtocolError,
 				err: fmt.Errorf("filling bytes %d-%d of %d: origin answered %d with Content-Range %q",
 					first, last, m.Size, resp.StatusCode, resp.Header.Get("Content-Range"))}
 		}

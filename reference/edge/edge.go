@@ -8,7 +8,11 @@
 // Routing is package routing; cache semantics, storage and collapsing are
 // packages cache/policy, cache/store and cache/collapse; the origin attempt
 // loop (retries, failover, timeouts, redirects) is package fetch, or, for a
-// node with a parent tier, package shield. This package joins them, streams
+// node with a parent tier, package shield, both behind the parent interface
+// (parent.go) and both reporting package outcome's typed outcomes. Which
+// responses are shared with collapsed followers and which are stored are
+// cache/policy's decisions (share.go). A node is assembled by package node.
+// This package joins them, streams
 // the body to the client, truncates it visibly when the origin's body fails
 // (TMO-6), and logs one record per client request (LOG-1/LOG-2).
 package edge
@@ -20,7 +24,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,7 +44,6 @@ import (
 // Server answers clients.
 type Server struct {
 	router  *routing.Router
-	engine  *fetch.Engine
 	log     *slog.Logger
 	metrics *Metrics
 	ids     atomic.Uint64
@@ -52,9 +54,10 @@ type Server struct {
 	group    *collapse.Group // concurrent fills of one key (COL-1)
 	policies sync.Map        // *config.RouteRule -> policy.Policy
 
-	name    string              // this node's name in Cache-Status (RFC 9211)
-	parents map[string]*url.URL // origin name -> shield node (SHD-1); absent: fill from the origin
-	shield  *shield.Client      // nil without parents
+	name    string            // this node's name in Cache-Status (RFC 9211)
+	origins parent            // the origins, through the fetch engine (parent.go)
+	parents map[string]parent // origin name -> its shield node (SHD-1); absent: s.origins
+	shield  *shield.Client    // nil without parents
 
 	limits receive.Limits // the receive step's (receive.go)
 }
@@ -78,28 +81,28 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 	if err != nil {
 		return nil, fmt.Errorf("compiling routes: %w", err)
 	}
-	origins := make(map[string]config.EffectiveOrigin, len(cfg.Origins))
-	parents := map[string]*url.URL{}
-	for _, org := range cfg.Origins {
-		origins[org.Name] = cfg.Effective(org)
-		if u := o.shields.For(org); u != nil {
-			parents[org.Name] = u
-		}
-	}
-	var sc *shield.Client
-	if len(parents) > 0 {
-		sc = shield.NewClient(log)
-	}
 	name := o.name
 	if name == "" {
 		name = DefaultName
 	}
+	origins := make(map[string]config.EffectiveOrigin, len(cfg.Origins))
+	parents := map[string]parent{}
+	var sc *shield.Client
+	for _, org := range cfg.Origins {
+		origins[org.Name] = cfg.Effective(org)
+		if u := o.shields.For(org); u != nil {
+			if sc == nil {
+				sc = shield.NewClient(log)
+			}
+			parents[org.Name] = shieldParent{client: sc, base: u, tier: name}
+		}
+	}
 	return &Server{
 		name:    name,
+		origins: originParent{fetch.New(client, origins, log, o.fetch...)},
 		parents: parents,
 		shield:  sc,
 		router:  router,
-		engine:  fetch.New(client, origins, log, o.fetch...),
 		log:     log,
 		metrics: metrics,
 		idBase:  strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
@@ -186,103 +189,6 @@ func (s *Server) deny(v *visit, rerr *routing.Error) {
 	v.status = rerr.Status
 	v.errText = rerr.Reason
 	http.Error(v.w, rerr.Reason, rerr.Status)
-}
-
-// upstreamReq is a request to this node's parent tier: the origin,
-// through the fetch engine, or a shield node (SHD-1).
-type upstreamReq struct {
-	origin string
-	parent *url.URL // nil: the origin
-	oreq   fetch.Request
-	sreq   shield.Request
-}
-
-// upstreamRequest is what goes up for v. To the origin: the client's
-// headers less hop-by-hop ones, after the route's header action (HST-6:
-// origin-level header actions come later, per origin, in fetch). To a
-// shield: the client's request as it came (the shield routes it and applies
-// the header actions itself).
-func (s *Server) upstreamRequest(v *visit) *upstreamReq {
-	u := &upstreamReq{origin: v.route.Origin, parent: s.parents[v.route.Origin]}
-	var body io.Reader
-	if v.r.ContentLength != 0 && v.r.Body != nil && v.r.Body != http.NoBody {
-		body = v.r.Body
-	}
-	if u.parent != nil {
-		h := v.r.Header.Clone()
-		upstream.RemoveHopByHop(h)
-		h.Set(shield.TierHeader, s.name)
-		u.sreq = shield.Request{Method: v.r.Method, Host: v.r.Host, RequestURI: v.r.URL.RequestURI(), Header: h,
-			RequestID: v.id, Body: body, ContentLength: v.r.ContentLength}
-		return u
-	}
-	h := v.r.Header.Clone()
-	upstream.RemoveHopByHop(h)
-	h.Del(shield.TierHeader) // between tiers only
-	routing.ApplyRequestHeaders(h, v.route.Rule.HeaderAction)
-	u.oreq = fetch.Request{
-		Method:           v.r.Method,
-		PathAndQuery:     v.route.OriginPath,
-		Header:           h,
-		ClientHost:       v.r.Host,
-		RouteHostRewrite: v.route.HostRewrite,
-		RequestID:        v.id,
-		ContentLength:    v.r.ContentLength,
-		Body:             body,
-	}
-	return u
-}
-
-// fill returns a copy of u as a bodiless GET for a cache fill, with the
-// client's Range and conditional headers removed (the cache evaluates
-// those itself) and id as its request id.
-func (u *upstreamReq) fill(id string) *upstreamReq {
-	c := *u
-	c.oreq.Method, c.sreq.Method = http.MethodGet, http.MethodGet
-	c.oreq.Body, c.sreq.Body = nil, nil
-	c.oreq.ContentLength, c.sreq.ContentLength = 0, 0
-	c.oreq.RequestID, c.sreq.RequestID = id, id
-	c.oreq.Header, c.sreq.Header = u.oreq.Header.Clone(), u.sreq.Header.Clone()
-	for _, k := range []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
-		c.delHeader(k)
-	}
-	return &c
-}
-
-// id is the request id the upstream request is logged with.
-func (u *upstreamReq) id() string {
-	if u.parent != nil {
-		return u.sreq.RequestID
-	}
-	return u.oreq.RequestID
-}
-
-func (u *upstreamReq) header() http.Header {
-	if u.parent != nil {
-		if u.sreq.Header == nil {
-			u.sreq.Header = http.Header{}
-		}
-		return u.sreq.Header
-	}
-	if u.oreq.Header == nil {
-		u.oreq.Header = http.Header{}
-	}
-	return u.oreq.Header
-}
-
-func (u *upstreamReq) setHeader(k, v string) { u.header().Set(k, v) }
-func (u *upstreamReq) delHeader(k string)    { u.header().Del(k) }
-
-// fetchUpstream sends u to the parent tier.
-func (s *Server) fetchUpstream(ctx context.Context, u *upstreamReq) *fetch.Result {
-	var res *fetch.Result
-	if u.parent != nil {
-		res = s.shield.Fetch(ctx, u.parent, u.sreq)
-	} else {
-		res = s.engine.Fetch(ctx, u.origin, u.oreq)
-	}
-	s.metrics.observeFetch(res)
-	return res
 }
 
 // deliver sends the chosen response, or the synthesized 502/504, to the

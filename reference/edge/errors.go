@@ -9,6 +9,7 @@ import (
 
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/outcome"
 )
 
 // Responses the edge makes itself (issue #12 item 7, issue #13 item 3).
@@ -23,7 +24,7 @@ import (
 // 9209 reason the client gets.
 type fillError struct {
 	status int
-	reason string
+	reason outcome.Reason
 	err    error
 }
 
@@ -44,7 +45,7 @@ func fillFailed(res *fetch.Result, what string) error {
 // through the cache, Retry-After on a 503, and the log fields: status,
 // proxy_status (reason) and error (detail, when not empty). It replaces
 // every header prepared for another answer.
-func (s *Server) synthesize(v *visit, status int, reason, detail string) {
+func (s *Server) synthesize(v *visit, status int, reason outcome.Reason, detail string) {
 	res := fetch.Result{}
 	if v.result != nil {
 		res = *v.result // keep the origin and attempts for the log
@@ -85,15 +86,15 @@ func (s *Server) failBeforeHead(v *visit, what string, err error) {
 	case errors.Is(err, collapse.ErrTooManyFills):
 		s.log.Warn("cache miss refused: fills in flight at their bound", "request_id", v.id, "key", v.cacheKey,
 			"in_flight", s.group.Stats().InFlight)
-		s.synthesize(v, http.StatusServiceUnavailable, "connection_limit_reached", detail)
+		s.synthesize(v, http.StatusServiceUnavailable, outcome.ConnectionLimitReached, detail)
 	case errors.Is(err, fetch.ErrReadTimeout):
-		s.synthesize(v, http.StatusGatewayTimeout, "connection_read_timeout", detail)
+		s.synthesize(v, http.StatusGatewayTimeout, outcome.ConnectionReadTimeout, detail)
 	case errors.Is(err, fetch.ErrResponseTimeout), errors.Is(err, context.DeadlineExceeded):
-		s.synthesize(v, http.StatusGatewayTimeout, "http_response_timeout", detail)
+		s.synthesize(v, http.StatusGatewayTimeout, outcome.HTTPResponseTimeout, detail)
 	case errors.Is(err, collapse.ErrTruncated), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, errValidatorChanged):
-		s.synthesize(v, http.StatusBadGateway, "http_response_incomplete", detail)
+		s.synthesize(v, http.StatusBadGateway, outcome.HTTPResponseIncomplete, detail)
 	default:
-		s.synthesize(v, http.StatusBadGateway, "proxy_internal_error", detail)
+		s.synthesize(v, http.StatusBadGateway, outcome.ProxyInternalError, detail)
 	}
 }
 

@@ -42,7 +42,7 @@ func (s *Server) logVisit(v *visit) {
 		attrs = append(attrs,
 			slog.String("origin", res.Origin),
 			slog.Int("attempts", len(res.Attempts)),
-			slog.String("proxy_status", res.Reason),
+			slog.String("proxy_status", string(res.Reason)),
 		)
 		if n := len(res.Attempts); n > 0 {
 			last := res.Attempts[n-1]
@@ -151,18 +151,7 @@ func (m *Metrics) observeFetch(res *fetch.Result) {
 		return
 	}
 	for _, a := range res.Attempts {
-		m.attempts.WithLabelValues(a.Origin, outcomeLabel(a.Outcome)).Inc()
+		m.attempts.WithLabelValues(a.Origin, a.Outcome.Label()).Inc()
 		m.attemptD.WithLabelValues(a.Origin).Observe(a.Duration.Seconds())
 	}
-}
-
-// outcomeLabel keeps the outcome's kind ("connect_failure", "retry") and
-// drops details, so label values stay few.
-func outcomeLabel(o string) string {
-	for i := 0; i < len(o); i++ {
-		if o[i] == ':' {
-			return o[:i]
-		}
-	}
-	return o
 }

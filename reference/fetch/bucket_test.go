@@ -606,7 +606,7 @@ func TestGCSOrigin(t *testing.T) {
 			cancel()
 			reqs := l.emu.Journal().Query(q).Requests
 			if res.Status != tc.want || res.Reason != "" || res.Response == nil || !strings.Contains(body, tc.wantCode) ||
-				len(res.Attempts) != 1 || res.Attempts[0].Outcome != "usable" {
+				len(res.Attempts) != 1 || res.Attempts[0].Outcome.String() != "usable" {
 				t.Fatalf("status %d %q %q %+v", res.Status, res.Reason, body, res.Attempts)
 			}
 			if len(reqs) != 1 || reqs[0].Status != tc.want || !strings.Contains(reqs[0].Note, tc.wantNote) ||

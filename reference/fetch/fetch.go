@@ -67,6 +67,7 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/outcome"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
@@ -108,7 +109,7 @@ type Result struct {
 	// status ("connection_refused", "connection_timeout",
 	// "http_response_timeout", "destination_unavailable", ...); "" for an
 	// origin response.
-	Reason   string
+	Reason   outcome.Reason
 	Attempts []Attempt
 	// Origin is the origin that answered, or for a synthesized status the
 	// last origin tried (the primary when none was).
@@ -126,12 +127,13 @@ type Attempt struct {
 	Start    time.Time
 	Duration time.Duration // until response headers or failure
 	Status   int           // 0 without a response
-	// Outcome is "usable", "retry:<CONDITION>" (the status matched that
-	// retry condition of the origin), "connect_failure:<reason>",
-	// "redirect" (a listed redirect, to be followed), "timeout" (the
-	// maxAttemptsTimeout deadline passed during the attempt), "error:<reason>"
-	// (no response, not a connect failure) or "canceled".
-	Outcome string
+	// Outcome is what the attempt produced (package outcome); it is logged
+	// as "usable", "retry:<CONDITION>" (the status matched that retry
+	// condition of the origin), "connect_failure:<reason>", "redirect" (a
+	// listed redirect, to be followed), "timeout" (the maxAttemptsTimeout
+	// deadline passed during the attempt), "error:<reason>" (no response,
+	// not a connect failure) or "canceled".
+	Outcome outcome.Outcome
 	Err     string
 }
 
@@ -213,9 +215,9 @@ type fetch struct {
 	// there only); zero for other origins.
 	bucketTarget upstream.Target
 
-	next     nextKind    // what judge asked for
-	redirect *redirectTo // set with next == nextRedirect
-	reason   string      // proxy status of the last failure
+	next     nextKind       // what judge asked for
+	redirect *redirectTo    // set with next == nextRedirect
+	reason   outcome.Reason // proxy status of the last failure
 	res      *Result
 }
 
@@ -304,7 +306,7 @@ func (f *fetch) plan() step {
 		// RDR-2: one more attempt under the origin that returned it;
 		// RDR-5: beyond its maxAttempts or the overall cap, 502.
 		if attempts >= MaxAttempts || f.onOrigin >= f.origin.MaxAttempts {
-			return f.final(http.StatusBadGateway, "destination_unavailable")
+			return f.final(http.StatusBadGateway, outcome.DestinationUnavailable)
 		}
 		f.target, f.path = f.redirect.target, f.redirect.path
 	case nextRetry:
@@ -325,37 +327,24 @@ func (f *fetch) plan() step {
 		}
 	}
 	if !time.Now().Before(f.deadline) { // ATT-9
-		return f.final(http.StatusGatewayTimeout, "connection_timeout")
+		return f.final(http.StatusGatewayTimeout, outcome.ConnectionTimeout)
 	}
 	return step{target: f.target, path: f.path}
 }
 
 // final ends the chain with a synthesized status.
-func (f *fetch) final(status int, reason string) step {
+func (f *fetch) final(status int, reason outcome.Reason) step {
 	f.res.Status, f.res.Reason = status, reason
 	return step{done: true}
 }
 
-// outcome is what one attempt produced.
-type outcome struct {
-	kind     outcomeKind
+// tried is what one attempt produced: its outcome, with the response to
+// hand on (outcome.Usable) or the redirect to follow (outcome.Redirect).
+type tried struct {
+	outcome.Outcome
 	resp     *http.Response
-	cond     string // the retry condition a status matched
-	reason   string // proxy status of a failure
 	redirect *redirectTo
 }
-
-type outcomeKind int
-
-const (
-	usable outcomeKind = iota
-	retryStatus
-	connectFailure
-	followRedirect
-	deadlinePassed
-	otherError
-	canceled
-)
 
 // errAttemptsTimeout is the cancellation cause when the maxAttemptsTimeout
 // deadline ends an attempt (TMO-7). It wraps upstream.ErrConnectTimeout so
@@ -364,7 +353,7 @@ var errAttemptsTimeout = fmt.Errorf("maxAttemptsTimeout passed: %w", upstream.Er
 
 // try makes one attempt to s.target under the current origin's timeouts
 // (TMO-4) and judges nothing: it reports what happened.
-func (f *fetch) try(ctx context.Context, s step) outcome {
+func (f *fetch) try(ctx context.Context, s step) tried {
 	o := f.origin
 	f.onOrigin++
 	f.res.Origin = o.Name
@@ -392,44 +381,44 @@ func (f *fetch) try(ctx context.Context, s step) outcome {
 	// Host this attempt sends.
 	err := f.authorize(req, o, s.target)
 	if err != nil {
-		err = &upstream.Error{Reason: "proxy_configuration_error", Target: s.target, Err: err}
+		err = &upstream.Error{Reason: string(outcome.ProxyConfigurationError), Target: s.target, Err: err}
 	} else {
 		resp, err = f.e.client.RoundTrip(actx, s.target, req)
 	}
 	if !timer.Stop() && err == nil {
 		// The timer fired as the headers arrived: too late.
 		resp.Body.Close()
-		resp, err = nil, &upstream.Error{Reason: "http_response_timeout", ConnectFailure: true, Connected: true, Target: s.target, Cause: context.Cause(actx)}
+		resp, err = nil, &upstream.Error{Reason: string(outcome.HTTPResponseTimeout), ConnectFailure: true, Connected: true, Target: s.target, Cause: context.Cause(actx)}
 	}
 	a.Duration = time.Since(a.Start)
 	a.IP = ip.get()
 
-	var out outcome
+	var out tried
 	if err != nil {
 		cancel(nil)
 		a.Err = err.Error()
-		out.reason = upstream.Reason(err)
+		out.Reason = outcome.Reason(upstream.Reason(err))
 		switch {
 		case errors.Is(err, errAttemptsTimeout):
-			out.kind = deadlinePassed
+			out.Kind = outcome.Timeout
 		case upstream.IsConnectFailure(err):
-			out.kind = connectFailure
+			out.Kind = outcome.ConnectFailure
 		case ctx.Err() != nil:
-			out.kind, out.reason = canceled, "client_gone"
+			out.Kind, out.Reason = outcome.Canceled, outcome.ClientGone
 		default:
-			out.kind = otherError
+			out.Kind = outcome.Error
 		}
 	} else {
 		a.Status = resp.StatusCode
 		out = f.classify(o, s, resp)
-		if out.kind == usable {
+		if out.Kind == outcome.Usable {
 			out.resp = f.choose(o, resp, cancel)
 		} else {
 			resp.Body.Close() // a discarded response
 			cancel(nil)
 		}
 	}
-	a.Outcome = outcomeName(out)
+	a.Outcome = out.Outcome
 	f.record(a)
 	return out
 }
@@ -437,46 +426,46 @@ func (f *fetch) try(ctx context.Context, s step) outcome {
 // classify sorts a response: a listed redirect to follow (RDR-1, RDR-3,
 // RDR-6), a status matching one of the origin's retry conditions (ATT-5), or
 // usable (ATT-6, ATT-10).
-func (f *fetch) classify(o config.EffectiveOrigin, s step, resp *http.Response) outcome {
+func (f *fetch) classify(o config.EffectiveOrigin, s step, resp *http.Response) tried {
 	status := resp.StatusCode
 	if f.safe && slices.Contains(o.RedirectCodes, status) {
 		if r, ok := f.redirectTarget(o, s, resp.Header.Get("Location")); ok {
-			return outcome{kind: followRedirect, redirect: r}
+			return tried{Outcome: outcome.Outcome{Kind: outcome.Redirect}, redirect: r}
 		}
-		return outcome{kind: usable}
+		return tried{}
 	}
 	if cond := matchCondition(o.RetryConditions, status); cond != "" {
-		return outcome{kind: retryStatus, cond: cond, reason: "destination_unavailable"}
+		return tried{Outcome: outcome.Outcome{Kind: outcome.Retry, Condition: cond, Reason: outcome.DestinationUnavailable}}
 	}
-	return outcome{kind: usable}
+	return tried{}
 }
 
 // judge decides what the outcome means for the chain and reports whether
 // the chain has ended.
-func (f *fetch) judge(out outcome) bool {
-	f.reason = out.reason
-	switch out.kind {
-	case usable:
+func (f *fetch) judge(out tried) bool {
+	f.reason = out.Reason
+	switch out.Kind {
+	case outcome.Usable:
 		f.res.Response, f.res.Status, f.res.Reason = out.resp, out.resp.StatusCode, ""
 		return true
-	case deadlinePassed: // ATT-9, TMO-2
-		f.final(http.StatusGatewayTimeout, out.reason)
+	case outcome.Timeout: // ATT-9, TMO-2
+		f.final(http.StatusGatewayTimeout, out.Reason)
 		return true
-	case otherError, canceled: // ATT-8: no response, and nothing to retry
-		f.final(http.StatusBadGateway, out.reason)
+	case outcome.Error, outcome.Canceled: // ATT-8: no response, and nothing to retry
+		f.final(http.StatusBadGateway, out.Reason)
 		return true
-	case connectFailure:
+	case outcome.ConnectFailure:
 		if !slices.Contains(upper(f.origin.RetryConditions), config.RetryConnectFailure) {
-			f.final(http.StatusBadGateway, out.reason) // ATT-8: no response, not a retry condition here
+			f.final(http.StatusBadGateway, out.Reason) // ATT-8: no response, not a retry condition here
 			return true
 		}
-	case followRedirect:
+	case outcome.Redirect:
 		f.next, f.redirect = nextRedirect, out.redirect
 		return false
 	}
 	// A connect failure or a status under a retry condition.
 	if !f.safe { // ATT-2: an unsafe method gets 502 at once
-		f.final(http.StatusBadGateway, out.reason)
+		f.final(http.StatusBadGateway, out.Reason)
 		return true
 	}
 	f.next = nextRetry // ATT-11: at once, no backoff
@@ -619,29 +608,11 @@ func upper(ss []string) []string {
 	return out
 }
 
-func outcomeName(o outcome) string {
-	switch o.kind {
-	case usable:
-		return "usable"
-	case retryStatus:
-		return "retry:" + o.cond
-	case connectFailure:
-		return "connect_failure:" + o.reason
-	case followRedirect:
-		return "redirect"
-	case deadlinePassed:
-		return "timeout"
-	case canceled:
-		return "canceled"
-	}
-	return "error:" + o.reason
-}
-
 // record logs an attempt (LOG-1, LOG-2) and keeps it.
 func (f *fetch) record(a Attempt) {
 	f.res.Attempts = append(f.res.Attempts, a)
 	attrs := []any{"request_id", f.req.RequestID, "attempt", a.N, "origin", a.Origin, "origin_ip", a.IP,
-		"host", a.Host, "protocol", a.Protocol, "status", a.Status, "outcome", a.Outcome,
+		"host", a.Host, "protocol", a.Protocol, "status", a.Status, "outcome", a.Outcome.String(),
 		"latency_ms", a.Duration.Milliseconds()}
 	if a.Err != "" {
 		attrs = append(attrs, "err", a.Err)
@@ -652,7 +623,7 @@ func (f *fetch) record(a Attempt) {
 // finish logs the fetch summary and returns the result.
 func (f *fetch) finish() *Result {
 	f.e.log.Info("origin fetch", "request_id", f.req.RequestID, "origin", f.res.Origin,
-		"attempts", len(f.res.Attempts), "status", f.res.Status, "proxy_status", f.res.Reason,
+		"attempts", len(f.res.Attempts), "status", f.res.Status, "proxy_status", string(f.res.Reason),
 		"latency_ms", time.Since(f.start).Milliseconds())
 	return f.res
 }

@@ -219,7 +219,7 @@ func (f fetched) wantAttempts(t *testing.T, outcomes ...string) {
 	t.Helper()
 	var got []string
 	for _, a := range f.Attempts {
-		got = append(got, a.Outcome)
+		got = append(got, a.Outcome.String())
 	}
 	if strings.Join(got, ",") != strings.Join(outcomes, ",") {
 		t.Fatalf("attempt outcomes %q, want %q (%s)", got, outcomes, f.outcomes())

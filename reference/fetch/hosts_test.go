@@ -174,7 +174,7 @@ func TestProtocols(t *testing.T) {
 		o := l.origin("a", "https", func(o *config.EffectiveOrigin) { o.Protocol = config.ProtocolHTTP2 })
 		f := l.fetch(l.engine(o), "a", get("/proto/h2-on-https"))
 		f.wantStatus(t, 502)
-		if len(f.Attempts) != 1 || !strings.HasPrefix(f.Attempts[0].Outcome, "connect_failure:tls_") {
+		if len(f.Attempts) != 1 || !strings.HasPrefix(f.Attempts[0].Outcome.String(), "connect_failure:tls_") {
 			t.Fatalf("attempts: %s", f.outcomes())
 		}
 		if n := len(l.reqs(journal.Query{PathPrefix: "/proto/h2-on-https"})); n != 0 {

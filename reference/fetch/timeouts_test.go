@@ -41,7 +41,7 @@ func TestConnectTimeout(t *testing.T) {
 				within(t, "attempt", a.Duration, ct, ct+slack)
 			}
 			within(t, "fetch", f.elapsed, 2*ct, 2*ct+slack)
-			if f.Reason != tc.wantReason {
+			if string(f.Reason) != tc.wantReason {
 				t.Errorf("reason %q", f.Reason)
 			}
 		})

@@ -13,8 +13,10 @@
 //
 // The result has the fetch engine's shape ([fetch.Result]) so the edge's
 // cache treats both alike: a shield that cannot be reached gives a
-// synthesized 502 (its RFC 9209 reason from package upstream) and a shield
-// that times out a 504; the shield's own 502/504 pass through as responses.
+// synthesized 502 (its RFC 9209 reason from package upstream's
+// classification, the same as for an origin) and a shield that times out a
+// 504; the attempt's outcome is package outcome's, as for an origin attempt.
+// The shield's own 502/504 pass through as responses.
 package shield
 
 import (
@@ -31,6 +33,8 @@ import (
 
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/outcome"
+	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
 const (
@@ -149,35 +153,41 @@ func (c *Client) Fetch(ctx context.Context, base *url.URL, req Request) *fetch.R
 		var resp *http.Response
 		resp, err = c.hc.Do(hreq)
 		if err == nil {
-			a.Duration, a.Status, a.Outcome = time.Since(a.Start), resp.StatusCode, "usable"
+			a.Duration, a.Status, a.Outcome = time.Since(a.Start), resp.StatusCode, outcome.Outcome{Kind: outcome.Usable}
 			res.Response, res.Status, res.Attempts = resp, resp.StatusCode, []fetch.Attempt{a}
 			c.record(req, a)
 			return res
 		}
 	}
 	a.Duration, a.Err = time.Since(a.Start), err.Error()
-	res.Status, res.Reason = http.StatusBadGateway, "destination_unavailable"
-	var nerr net.Error
-	switch {
-	case ctx.Err() != nil:
-		a.Outcome, res.Reason = "canceled", "client_gone"
-	case errors.As(err, &nerr) && nerr.Timeout():
-		a.Outcome, res.Status, res.Reason = "timeout", http.StatusGatewayTimeout, "connection_timeout"
-	default:
-		var oe *net.OpError
-		if errors.As(err, &oe) && oe.Op == "dial" {
-			res.Reason = "connection_refused"
-		}
-		a.Outcome = "connect_failure:" + res.Reason
+	a.Outcome = failed(ctx, err)
+	res.Status, res.Reason = http.StatusBadGateway, a.Outcome.Reason
+	if a.Outcome.Kind == outcome.Timeout {
+		res.Status = http.StatusGatewayTimeout
 	}
 	res.Attempts = []fetch.Attempt{a}
 	c.record(req, a)
 	return res
 }
 
+// failed is the outcome of a fill to a shield that got no response: the
+// client went away, the shield did not answer in time (a 504), or the
+// connection failed, named as package upstream names an origin's
+// connection failures.
+func failed(ctx context.Context, err error) outcome.Outcome {
+	var nerr net.Error
+	switch {
+	case ctx.Err() != nil:
+		return outcome.Outcome{Kind: outcome.Canceled, Reason: outcome.ClientGone}
+	case errors.As(err, &nerr) && nerr.Timeout():
+		return outcome.Outcome{Kind: outcome.Timeout, Reason: outcome.ConnectionTimeout}
+	}
+	return outcome.Outcome{Kind: outcome.ConnectFailure, Reason: outcome.Reason(upstream.Reason(err))}
+}
+
 func (c *Client) record(req Request, a fetch.Attempt) {
 	attrs := []any{"request_id", req.RequestID, "shield", a.Address, "host", a.Host, "uri", req.RequestURI,
-		"status", a.Status, "outcome", a.Outcome, "latency_ms", a.Duration.Milliseconds()}
+		"status", a.Status, "outcome", a.Outcome.String(), "latency_ms", a.Duration.Milliseconds()}
 	if a.Err != "" {
 		attrs = append(attrs, "err", a.Err)
 	}

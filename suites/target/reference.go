@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -21,7 +20,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
-	"github.com/edgeconform/edgeconform/reference/receive"
+	"github.com/edgeconform/edgeconform/reference/node"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
@@ -125,23 +124,20 @@ func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *
 	closers = append(closers, client.Close)
 	gcsEndpoint := &url.URL{Scheme: "http", Host: net.JoinHostPort(refStorageHost, strconv.Itoa(p.Ports[topology.ListenerGCS]))}
 	fetchOpt := edge.WithFetch(fetch.WithGCS(fetch.GCS{Endpoint: gcsEndpoint, Token: func() (string, error) { return refGCSToken, nil }}))
-	// serve starts one node of the reference on a loopback port.
+	// serve starts one node of the reference on a loopback port, assembled
+	// and served as edgecache serve does (package node).
 	serve := func(opts ...edge.Option) (string, error) {
-		handler, err := edge.New(cfg, client, log, edge.NewMetrics(), append([]edge.Option{fetchOpt}, opts...)...)
+		n, err := node.New(cfg, node.WithClient(client), node.WithLogger(log),
+			node.WithHTTPErrorLog(slog.New(slog.DiscardHandler)), node.WithEdge(append([]edge.Option{fetchOpt}, opts...)...))
 		if err != nil {
 			return "", fmt.Errorf("starting the reference: %w", err)
 		}
-		closers = append(closers, handler.Close)
+		closers = append(closers, n.Close)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return "", fmt.Errorf("reference listener: %w", err)
 		}
-		srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second,
-			ErrorLog: slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn)}
-		// As edgecache serve: HTTP/1.1 and h2c through the receive step.
-		lim := receive.DefaultLimits()
-		receive.Configure(srv, lim, log)
-		go srv.Serve(receive.Listener(ln, lim, log))
+		srv := n.Serve(ln, nil)
 		closers = append(closers, func() {
 			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()

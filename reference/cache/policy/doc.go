@@ -7,6 +7,12 @@
 //
 // Rules are ../shared/spec/behaviour.md's CCH-1..7 and RNG-1, cited by ID.
 //
+// The cache fill's decisions on a response it got (share.go) are here too:
+// whether followers of a collapsed fill may use it (ShareWithFollowers,
+// ShareAuthorized: CCH-1, CCH-6, COL-7), whether it is worth storing
+// (WorthStoring, StoreWhole) and what becomes of an object over 1 MiB sent
+// in chunks (DecideLarge: RNG-1).
+//
 // # Interpretations (INT) where the rules are silent
 //
 //   - Positive and negative statuses. 200, 203, 204 and 206 are "positive"

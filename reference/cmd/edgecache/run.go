@@ -23,6 +23,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
 	"github.com/edgeconform/edgeconform/reference/logsink"
+	"github.com/edgeconform/edgeconform/reference/node"
 	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 	"github.com/edgeconform/edgeconform/reference/shield"
@@ -373,37 +374,30 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer applyMemoryLimit(f.memoryLimit, int64(f.cacheSize), log)()
-	client := upstream.New(uopts)
-	defer client.Close()
-	metrics := edge.NewMetrics()
 	st, err := f.cacheStore()
 	if err != nil {
 		return err
 	}
 	tiers, _ := f.tiers() // checked by parseServe
-	handler, err := edge.New(cfg, client, log, metrics, edge.WithFetch(fetch.WithGCS(gcs)), edge.WithStore(st),
-		edge.WithName(f.name), edge.WithShields(tiers), edge.WithMaxFills(maxFills(f.maxFills)), edge.WithLimits(f.limits))
+	n, err := node.New(cfg, node.WithLogger(log), node.WithUpstream(uopts), node.WithLimits(f.limits),
+		node.WithEdge(edge.WithFetch(fetch.WithGCS(gcs)), edge.WithStore(st), edge.WithName(f.name),
+			edge.WithShields(tiers), edge.WithMaxFills(maxFills(f.maxFills))))
 	if err != nil {
 		return err
 	}
-	metrics.RegisterCache(handler)
+	metrics := n.Metrics()
 	metrics.Registry.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 		Name: "edgecache_log_records_dropped_total",
 		Help: "Log records dropped because the log's destination fell behind (the sink's bound of pending bytes was full).",
 	}, func() float64 { return float64(sink.Dropped()) }))
-	defer handler.Close() // after the servers' Shutdown below: in-flight requests finish first
+	defer n.Close() // after the servers' Shutdown below: in-flight requests finish first
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return fmt.Errorf("--listen: %w", err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 30 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	// HTTP/1.1 and h2c with prior knowledge (so clients can see RST_STREAM
-	// truncation), through the receive step's raw checks.
-	receive.Configure(srv, f.limits, log)
-	servers := []*http.Server{srv}
 	errs := make(chan error, 2)
-	go func() { errs <- srv.Serve(receive.Listener(ln, f.limits, log)) }()
+	srv := n.Serve(ln, errs) // HTTP/1.1 and h2c through the receive step
+	servers := []*http.Server{srv}
 	fmt.Fprintf(stdout, "listening http://%s\n", ln.Addr())
 	if f.admin != "" {
 		aln, err := net.Listen("tcp", f.admin)

@@ -1,0 +1,135 @@
+package edge
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+
+	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/routing"
+	"github.com/edgeconform/edgeconform/reference/shield"
+	"github.com/edgeconform/edgeconform/reference/upstream"
+)
+
+// parent is where this node's fills and uncached requests go: the origins,
+// through the fetch engine (originParent), or a shield node (shieldParent,
+// SHD-1). Both answer with a fetch.Result whose attempts carry a typed
+// outcome (package outcome), so the cache treats them alike.
+type parent interface {
+	// prepare turns the client's headers (less hop-by-hop ones) into the
+	// headers this parent gets, for a request on rule.
+	prepare(h http.Header, rule *config.RouteRule)
+	// fetch sends u.
+	fetch(ctx context.Context, u *upstreamReq) *fetch.Result
+}
+
+// upstreamReq is a request to this node's parent tier.
+type upstreamReq struct {
+	to            parent
+	origin        string // the route's origin (the primary of the attempt chain)
+	method        string
+	header        http.Header
+	body          io.Reader // nil: none
+	contentLength int64     // -1 unknown
+	reqID         string
+	clientHost    string // the client's Host
+	requestURI    string // the client's request-target, as it came
+	originPath    string // the path and query after the route's rewrites
+	hostRewrite   string // the route's urlRewrite.hostRewrite (HST-1)
+}
+
+// upstreamRequest is what goes up for v: the client's request less
+// hop-by-hop headers, prepared by the parent the route's origin fills from.
+func (s *Server) upstreamRequest(v *visit) *upstreamReq {
+	to, ok := s.parents[v.route.Origin]
+	if !ok {
+		to = s.origins
+	}
+	var body io.Reader
+	if v.r.ContentLength != 0 && v.r.Body != nil && v.r.Body != http.NoBody {
+		body = v.r.Body
+	}
+	h := v.r.Header.Clone()
+	upstream.RemoveHopByHop(h)
+	to.prepare(h, v.route.Rule)
+	return &upstreamReq{to: to, origin: v.route.Origin, method: v.r.Method, header: h, body: body,
+		contentLength: v.r.ContentLength, reqID: v.id, clientHost: v.r.Host, requestURI: v.r.URL.RequestURI(),
+		originPath: v.route.OriginPath, hostRewrite: v.route.HostRewrite}
+}
+
+// fill returns a copy of u as a bodiless GET for a cache fill, with the
+// client's Range and conditional headers removed (the cache evaluates
+// those itself) and id as its request id.
+func (u *upstreamReq) fill(id string) *upstreamReq {
+	c := *u
+	c.method, c.body, c.contentLength, c.reqID = http.MethodGet, nil, 0, id
+	c.header = u.header.Clone()
+	for _, k := range []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
+		c.delHeader(k)
+	}
+	return &c
+}
+
+// id is the request id the upstream request is logged with.
+func (u *upstreamReq) id() string { return u.reqID }
+
+func (u *upstreamReq) headers() http.Header {
+	if u.header == nil {
+		u.header = http.Header{}
+	}
+	return u.header
+}
+
+func (u *upstreamReq) setHeader(k, v string) { u.headers().Set(k, v) }
+func (u *upstreamReq) delHeader(k string)    { u.headers().Del(k) }
+
+// fetchUpstream sends u to its parent tier.
+func (s *Server) fetchUpstream(ctx context.Context, u *upstreamReq) *fetch.Result {
+	res := u.to.fetch(ctx, u)
+	s.metrics.observeFetch(res)
+	return res
+}
+
+// originParent fills from the origins through the fetch engine (retries,
+// failover, timeouts, redirects, signing).
+type originParent struct{ engine *fetch.Engine }
+
+// prepare applies the route's header action (HST-6: origin-level header
+// actions come later, per origin, in fetch) and drops the tier marker,
+// which is between tiers only.
+func (p originParent) prepare(h http.Header, rule *config.RouteRule) {
+	h.Del(shield.TierHeader)
+	routing.ApplyRequestHeaders(h, rule.HeaderAction)
+}
+
+func (p originParent) fetch(ctx context.Context, u *upstreamReq) *fetch.Result {
+	return p.engine.Fetch(ctx, u.origin, fetch.Request{
+		Method:           u.method,
+		PathAndQuery:     u.originPath,
+		Header:           u.header,
+		ClientHost:       u.clientHost,
+		RouteHostRewrite: u.hostRewrite,
+		RequestID:        u.reqID,
+		ContentLength:    u.contentLength,
+		Body:             u.body,
+	})
+}
+
+// shieldParent fills from a shield node (SHD-1), which routes the
+// client's request itself and applies the header actions.
+type shieldParent struct {
+	client *shield.Client
+	base   *url.URL
+	tier   string // this node's name, in shield.TierHeader
+}
+
+// prepare leaves the client's headers as they came and marks the request
+// as a child tier's.
+func (p shieldParent) prepare(h http.Header, _ *config.RouteRule) { h.Set(shield.TierHeader, p.tier) }
+
+func (p shieldParent) fetch(ctx context.Context, u *upstreamReq) *fetch.Result {
+	return p.client.Fetch(ctx, p.base, shield.Request{Method: u.method, Host: u.clientHost, RequestURI: u.requestURI,
+		Header: u.header, RequestID: u.reqID, Body: u.body, ContentLength: u.contentLength})
+}
