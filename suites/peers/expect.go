@@ -25,21 +25,21 @@ type Expectations struct {
 	Rules   map[string]Expected `json:"rules"`
 }
 
-// Expected is one rule's expected status and why. Intermittent lists
-// the other statuses a run may show for a peer behaviour that varies from
-// run to run (Varnish sometimes passing a short body off as complete,
-// TMO-6); its reason must say so, with how often each was seen. A result
-// in Intermittent is not a difference, so a flapping peer does not fail
-// CI, yet the expectation stays honest about what the peer does.
+// Expected is one rule's expected status and why. Varies lists the other
+// statuses a run may show for a peer behaviour that varies from run to run
+// (a timer checked once a second; Varnish sometimes passing a short body
+// off as complete, TMO-6); the reason must say why and how often. A result
+// in Varies is not a difference, so a flapping peer does not fail CI, yet
+// the expectation stays honest about what the peer does.
 type Expected struct {
-	Status       results.Status   `json:"status"`
-	Intermittent []results.Status `json:"intermittent,omitempty"`
-	Reason       string           `json:"reason"`
+	Status results.Status   `json:"status"`
+	Reason string           `json:"reason"`
+	Varies []results.Status `json:"varies,omitempty"`
 }
 
 // allows reports whether a result of status s meets x.
 func (x Expected) allows(s results.Status) bool {
-	return s == x.Status || slices.Contains(x.Intermittent, s)
+	return s == x.Status || slices.Contains(x.Varies, s)
 }
 
 // Unexplained starts the reason of an expectation drafted from a run
@@ -81,14 +81,12 @@ func (e Expectations) Validate() error {
 		if r := strings.TrimSpace(x.Reason); r == "" || strings.HasPrefix(r, Unexplained) {
 			problems = append(problems, id+": no reason (name the peer's behaviour and its evidence)")
 		}
-		for _, alt := range x.Intermittent {
+		for _, alt := range x.Varies {
 			switch {
 			case alt == x.Status:
-				problems = append(problems, fmt.Sprintf("%s: intermittent %q repeats the expected status", id, alt))
+				problems = append(problems, fmt.Sprintf("%s: varies %q repeats the expected status", id, alt))
 			case !slices.Contains([]results.Status{results.Pass, results.Fail, results.Observation, results.Skipped, results.Setup}, alt):
-				problems = append(problems, fmt.Sprintf("%s: intermittent status %q is not one a run gives", id, alt))
-			case !strings.Contains(strings.ToLower(x.Reason), "intermittent"):
-				problems = append(problems, id+": an intermittent result needs a reason that says it is intermittent, and how often")
+				problems = append(problems, fmt.Sprintf("%s: varies %q is not a status a run gives", id, alt))
 			}
 		}
 	}
@@ -142,11 +140,11 @@ func (e Expectations) Compare(f results.File) []Difference {
 func Draft(f results.File, old Expectations) Expectations {
 	e := Expectations{Peer: f.Implementation, Profile: f.Profile, Rules: map[string]Expected{}}
 	for _, r := range f.Rules {
-		if r.Status == results.Pass || r.Status == results.NotSelected {
+		if x, ok := old.Rules[r.ID]; ok && x.allows(r.Status) {
+			e.Rules[r.ID] = x // unchanged, or a status its Varies accepts
 			continue
 		}
-		if x, ok := old.Rules[r.ID]; ok && x.allows(r.Status) {
-			e.Rules[r.ID] = x
+		if r.Status == results.Pass || r.Status == results.NotSelected {
 			continue
 		}
 		e.Rules[r.ID] = Expected{Status: r.Status, Reason: Unexplained + firstLine(r.Message)}

@@ -93,33 +93,22 @@ func TestCompareAndDraft(t *testing.T) {
 	_ = os.Remove(path)
 }
 
-// A rule whose peer behaviour varies from run to run is expected with its
-// other statuses listed as intermittent: either is no difference, any
-// third status is, and the reason must say it is intermittent.
-func TestIntermittentExpectation(t *testing.T) {
-	e := peers.Expectations{Peer: "fake", Profile: "strict", Rules: map[string]peers.Expected{
-		"TMO-6": {Status: results.Fail, Intermittent: []results.Status{results.Pass},
-			Reason: "intermittent (4 of 6 runs fail): a short body is sometimes passed off as complete"},
-	}}
-	if err := e.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	for _, got := range []results.Status{results.Fail, results.Pass} {
-		if d := e.Compare(resultsWith(map[string]results.Status{"TMO-6": got})); len(d) != 0 {
-			t.Errorf("TMO-6 %s: differences %+v", got, d)
-		}
-	}
-	if d := e.Compare(resultsWith(map[string]results.Status{"TMO-6": results.Setup})); len(d) != 1 || d[0].Got != results.Setup {
-		t.Errorf("TMO-6 setup: differences %+v, want one", d)
-	}
+// A varies list is checked: not the expected status again, only statuses
+// a run gives.
+func TestVariesValidated(t *testing.T) {
 	for _, bad := range []peers.Expected{
-		{Status: results.Fail, Intermittent: []results.Status{results.Pass}, Reason: "sometimes passes"},
-		{Status: results.Fail, Intermittent: []results.Status{results.Fail}, Reason: "intermittent"},
-		{Status: results.Fail, Intermittent: []results.Status{"weird"}, Reason: "intermittent"},
+		{Status: results.Fail, Varies: []results.Status{results.Fail}, Reason: "r"},
+		{Status: results.Fail, Varies: []results.Status{"weird"}, Reason: "r"},
+		{Status: results.Fail, Varies: []results.Status{results.NoSpec}, Reason: "r"},
 	} {
 		x := peers.Expectations{Peer: "x", Rules: map[string]peers.Expected{"TMO-6": bad}}
 		if err := x.Validate(); err == nil {
 			t.Errorf("%+v validated", bad)
 		}
+	}
+	ok := peers.Expectations{Peer: "x", Rules: map[string]peers.Expected{
+		"TMO-6": {Status: results.Fail, Varies: []results.Status{results.Pass}, Reason: "fails 4 runs in 6"}}}
+	if err := ok.Validate(); err != nil {
+		t.Error(err)
 	}
 }
