@@ -59,6 +59,9 @@ func (f *fillSeeker) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Size is the body's size.
+func (f *fillSeeker) Size() int64 { return f.size }
+
 // Streaming reports whether the fill is still running (the deliverer
 // flushes each write then: COL-5).
 func (f *fillSeeker) Streaming() bool {

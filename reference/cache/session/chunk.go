@@ -128,6 +128,9 @@ func (o *object) open(idx int64) error {
 	return nil
 }
 
+// Size is the object's size.
+func (o *object) Size() int64 { return o.m.Size }
+
 // Streaming reports whether the chunk being read comes from a fill, not
 // the store (the deliverer flushes each write then: COL-5).
 func (o *object) Streaming() bool { return !o.stored.Load() }

@@ -87,8 +87,8 @@ func (f *filler) run(ctx context.Context, fw *collapse.Fill) error {
 	return f.err
 }
 
-// publish sends the head to leader and followers and ends the fill.
-func (f *filler) publish() fillStep {
+// sendHead sends the head to leader and followers and ends the fill.
+func (f *filler) sendHead() fillStep {
 	f.err = f.fw.Head(f.head)
 	return nil
 }
@@ -99,7 +99,7 @@ func (f *filler) publish() fillStep {
 func fstpCheck(f *filler) fillStep {
 	if f.c.freshEntry(f.pol, f.key, f.req) {
 		f.head = &fillHead{kind: appeared, shared: true, leaderID: f.id}
-		return f.publish()
+		return f.sendHead()
 	}
 	if f.stale != nil {
 		for k, vals := range policy.Conditional(f.stale.Header) {
@@ -132,7 +132,7 @@ func fstpSort(f *filler) fillStep {
 	res := f.res
 	f.head = &fillHead{kind: synthesized, result: res, status: res.Status, size: -1, shared: true, leaderID: f.id}
 	if res.Response == nil {
-		return f.publish() // ATT-8, ATT-9, COL-7: every caller gets the 502/504
+		return f.sendHead() // ATT-8, ATT-9, COL-7: every caller gets the 502/504
 	}
 	f.resp, f.respTime = res.Response, time.Now()
 	hdr := f.resp.Header.Clone()
@@ -179,7 +179,7 @@ func fstpRevalidate(f *filler) fillStep {
 	} else {
 		f.c.store.Delete(f.key)
 	}
-	return f.publish()
+	return f.sendHead()
 }
 
 // fstpRange checks a 206 against the range asked for: one whose
@@ -195,7 +195,7 @@ func fstpRange(f *filler) fillStep {
 		h.kind, h.status, f.res.Reason = synthesized, http.StatusBadGateway, outcome.HTTPProtocolError
 		f.c.log.Warn("fill: origin answered a range request with another range", "request_id", f.id, "key", f.key,
 			"asked", fmt.Sprintf("bytes=%d-%d", start, start+entry.ChunkSize-1), "content_range", h.header.Get("Content-Range"))
-		return f.publish()
+		return f.sendHead()
 	}
 	wh := h.header.Clone()
 	wh.Del("Content-Range")

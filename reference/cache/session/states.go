@@ -224,11 +224,7 @@ func (s *session) live(body io.ReadCloser) step {
 func stpDeliver(s *session) step {
 	m := &s.p.m
 	if m.Status != http.StatusOK {
-		size := int64(-1)
-		if sr, ok := s.p.rd.(interface{ Size() int64 }); ok {
-			size = sr.Size()
-		}
-		s.a.Kind, s.a.Status, s.a.Header, s.a.Size, s.a.ClientCC, s.a.Body = Stored, m.Status, m.Header, size, m.ClientCC, s.p.rd
+		s.a.Kind, s.a.Status, s.a.Header, s.a.Size, s.a.ClientCC, s.a.Body = Stored, m.Status, m.Header, sizeOf(s.p.rd), m.ClientCC, s.p.rd
 		return nil
 	}
 	if m.Chunked {
@@ -248,9 +244,18 @@ func stpDeliver(s *session) step {
 			}
 		}
 	}
-	s.a.Kind, s.a.Status, s.a.Header, s.a.Size, s.a.ClientCC = Ranged, m.Status, m.Header, m.Size, m.ClientCC
+	s.a.Kind, s.a.Status, s.a.Header, s.a.Size, s.a.ClientCC = Ranged, m.Status, m.Header, sizeOf(s.p.rd), m.ClientCC
 	s.a.Body, s.a.Unstorable = s.p.rd, m.Unstorable
 	return nil
+}
+
+// sizeOf is the size of rd's body (a store.Reader, fillSeeker or object),
+// -1 if it does not say.
+func sizeOf(rd io.ReadSeeker) int64 {
+	if sr, ok := rd.(interface{ Size() int64 }); ok {
+		return sr.Size()
+	}
+	return -1
 }
 
 // stpChanged: the object changed between chunk fills before anything was
