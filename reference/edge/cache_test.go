@@ -12,6 +12,7 @@ import (
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/emulators/synth"
+	"github.com/edgeconform/edgeconform/reference/cache/entry"
 )
 
 const cacheConfig = `
@@ -280,7 +281,7 @@ func TestCacheAllStaticDefault(t *testing.T) {
 		t.Fatal("no stored entry for /static/seg.ts")
 	}
 	defer rd.Close()
-	var m entryMeta
+	var m entry.Meta
 	if err := json.Unmarshal(rd.Meta(), &m); err != nil || m.TTL != 30*time.Second {
 		t.Fatalf("stored TTL %v (%v), want defaultTtl 30s", m.TTL, err)
 	}

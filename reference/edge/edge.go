@@ -2,11 +2,14 @@
 // request goes through named steps, Varnish-style:
 //
 //	receive -> route -> (redirect at the edge
-//	                    | lookup -> hit | revalidate | collapsed fill   (cache.go, chunk.go)
+//	                    | cache: package cache/session's states   (cache.go)
 //	                    | fetch, uncached) -> deliver -> log
 //
-// Routing is package routing; cache semantics, storage and collapsing are
-// packages cache/policy, cache/store and cache/collapse; the origin attempt
+// Routing is package routing; the cache path (lookup, revalidate, fill,
+// join: named states that answer with one head and one io.ReadSeeker over
+// stored or arriving bytes) is package cache/session, over cache/entry
+// (the storage format), cache/policy (HTTP cache semantics), cache/store
+// and cache/collapse; edge delivers what it answers. The origin attempt
 // loop (retries, failover, timeouts, redirects) is package fetch, or, for a
 // node with a parent tier, package shield, both behind the parent interface
 // (parent.go) and both reporting package outcome's typed outcomes. Which
@@ -32,6 +35,7 @@ import (
 
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
 	"github.com/edgeconform/edgeconform/reference/cache/policy"
+	"github.com/edgeconform/edgeconform/reference/cache/session"
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
@@ -50,8 +54,9 @@ type Server struct {
 	idBase  string
 	bufs    sync.Pool // *[]byte copy buffers for deliver
 
-	store    store.Store     // cached objects (cache.go)
+	store    store.Store     // cached objects
 	group    *collapse.Group // concurrent fills of one key (COL-1)
+	cache    *session.Cache  // the cache path over store and group (cache.go)
 	policies sync.Map        // *config.RouteRule -> policy.Policy
 
 	name    string            // this node's name in Cache-Status (RFC 9211)
@@ -97,6 +102,7 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 			parents[org.Name] = shieldParent{client: sc, base: u, tier: name}
 		}
 	}
+	group := newGroup(o.maxFills)
 	return &Server{
 		name:    name,
 		origins: originParent{fetch.New(client, origins, log, o.fetch...)},
@@ -107,7 +113,8 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 		metrics: metrics,
 		idBase:  strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		store:   st,
-		group:   newGroup(o.maxFills),
+		group:   group,
+		cache:   session.New(st, group, name, log),
 		limits:  o.receiveLimits(),
 	}, nil
 }

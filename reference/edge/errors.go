@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
+	"github.com/edgeconform/edgeconform/reference/cache/session"
 	"github.com/edgeconform/edgeconform/reference/fetch"
 	"github.com/edgeconform/edgeconform/reference/outcome"
 )
@@ -19,26 +20,6 @@ import (
 // (ATT-9), 503 when the node's fills in flight are at their bound. Leader
 // and followers of a fill get the same answer (COL-7). Every such answer
 // is written by synthesize.
-
-// fillError is a fill that failed before its head: the status and RFC
-// 9209 reason the client gets.
-type fillError struct {
-	status int
-	reason outcome.Reason
-	err    error
-}
-
-func (e *fillError) Error() string {
-	return fmt.Sprintf("%d %s: %v", e.status, e.reason, e.err)
-}
-
-func (e *fillError) Unwrap() error { return e.err }
-
-// fillFailed is the error of a fill whose fetch res gave no usable
-// response; what says what was being filled.
-func fillFailed(res *fetch.Result, what string) error {
-	return &fillError{status: res.Status, reason: res.Reason, err: fmt.Errorf("filling %s: no origin response", what)}
-}
 
 // synthesize answers v with status and reason (an RFC 9209 error type,
 // written as the body "STATUS TEXT: reason"), Cache-Status when v went
@@ -71,7 +52,7 @@ func (s *Server) synthesize(v *visit, status int, reason outcome.Reason, detail 
 
 // failBeforeHead answers v, which has sent nothing yet, for a fill or body
 // that failed with err: nothing if the client has gone, else the fill's
-// own status and reason (fillError), 503 past the fill bound, 504 for a
+// own status and reason (session.FillError), 503 past the fill bound, 504 for a
 // timeout and 502 otherwise. what names what was being done, for the log.
 func (s *Server) failBeforeHead(v *visit, what string, err error) {
 	if v.r.Context().Err() != nil {
@@ -79,10 +60,10 @@ func (s *Server) failBeforeHead(v *visit, what string, err error) {
 		return
 	}
 	detail := what + ": " + err.Error()
-	var fe *fillError
+	var fe *session.FillError
 	switch {
 	case errors.As(err, &fe):
-		s.synthesize(v, fe.status, fe.reason, detail)
+		s.synthesize(v, fe.Status, fe.Reason, detail)
 	case errors.Is(err, collapse.ErrTooManyFills):
 		s.log.Warn("cache miss refused: fills in flight at their bound", "request_id", v.id, "key", v.cacheKey,
 			"in_flight", s.group.Stats().InFlight)
@@ -91,7 +72,7 @@ func (s *Server) failBeforeHead(v *visit, what string, err error) {
 		s.synthesize(v, http.StatusGatewayTimeout, outcome.ConnectionReadTimeout, detail)
 	case errors.Is(err, fetch.ErrResponseTimeout), errors.Is(err, context.DeadlineExceeded):
 		s.synthesize(v, http.StatusGatewayTimeout, outcome.HTTPResponseTimeout, detail)
-	case errors.Is(err, collapse.ErrTruncated), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, errValidatorChanged):
+	case errors.Is(err, collapse.ErrTruncated), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, session.ErrValidatorChanged):
 		s.synthesize(v, http.StatusBadGateway, outcome.HTTPResponseIncomplete, detail)
 	default:
 		s.synthesize(v, http.StatusBadGateway, outcome.ProxyInternalError, detail)

@@ -22,13 +22,3 @@ func newGroup(maxFills int) *collapse.Group {
 	}
 	return collapse.New(context.Background(), collapse.MaxFills(maxFills), collapse.Unattended(ChunkSize))
 }
-
-// attach keeps r's client attached to the fill res until the client goes
-// away or the returned function (which the caller defers) is called.
-func attach(ctx context.Context, res *collapse.Result) (detach func()) {
-	stop := context.AfterFunc(ctx, res.Detach)
-	return func() {
-		stop()
-		res.Detach()
-	}
-}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/emulators/synth"
+	"github.com/edgeconform/edgeconform/reference/cache/entry"
 )
 
 // RNG-5 (issue #12 item 1): a chunk fill of one version is never joined by
@@ -147,7 +148,7 @@ func TestVersionChangesUnderConcurrentReads(t *testing.T) {
 					return
 				case <-time.After(time.Duration(5+rng.IntN(20)) * time.Millisecond):
 				}
-				srv.store.Delete(chunkKey(key, rng.Int64N(3)))
+				srv.store.Delete(entry.ChunkKey(key, rng.Int64N(3)))
 			}
 			put(v)
 		}

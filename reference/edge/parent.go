@@ -59,32 +59,6 @@ func (s *Server) upstreamRequest(v *visit) *upstreamReq {
 		originPath: v.route.OriginPath, hostRewrite: v.route.HostRewrite}
 }
 
-// fill returns a copy of u as a bodiless GET for a cache fill, with the
-// client's Range and conditional headers removed (the cache evaluates
-// those itself) and id as its request id.
-func (u *upstreamReq) fill(id string) *upstreamReq {
-	c := *u
-	c.method, c.body, c.contentLength, c.reqID = http.MethodGet, nil, 0, id
-	c.header = u.header.Clone()
-	for _, k := range []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
-		c.delHeader(k)
-	}
-	return &c
-}
-
-// id is the request id the upstream request is logged with.
-func (u *upstreamReq) id() string { return u.reqID }
-
-func (u *upstreamReq) headers() http.Header {
-	if u.header == nil {
-		u.header = http.Header{}
-	}
-	return u.header
-}
-
-func (u *upstreamReq) setHeader(k, v string) { u.headers().Set(k, v) }
-func (u *upstreamReq) delHeader(k string)    { u.headers().Del(k) }
-
 // fetchUpstream sends u to its parent tier.
 func (s *Server) fetchUpstream(ctx context.Context, u *upstreamReq) *fetch.Result {
 	res := u.to.fetch(ctx, u)

@@ -1,4 +1,4 @@
-package edge
+package session
 
 import "testing"
 

@@ -1,0 +1,89 @@
+// Package entry is the reference edge cache's storage format: what a
+// cache entry's metadata holds (Meta), how it is encoded into and decoded
+// from a store entry (Encode, Decode), and how a large object's chunks are
+// keyed (ChunkKey, ChunkSize) and tied to one version (ValidatorOf, RNG-5).
+// It knows HTTP headers but not requests: package session decides what is
+// stored and when; package store holds the bytes.
+package entry
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/edgeconform/edgeconform/reference/cache/store"
+)
+
+// ChunkSize is the size of one chunk of a large object, and the largest
+// range a fill asks for (RNG-2).
+const ChunkSize = 2 << 20
+
+// Meta is a stored entry's metadata.
+type Meta struct {
+	Status   int           `json:"status"`
+	Header   http.Header   `json:"header"` // the origin's, less hop-by-hop fields
+	ReqTime  time.Time     `json:"reqTime"`
+	RespTime time.Time     `json:"respTime"`
+	TTL      time.Duration `json:"ttl"`
+	NoCache  bool          `json:"noCache,omitempty"`
+	ClientCC string        `json:"clientCC,omitempty"` // clientTtl's Cache-Control
+	Vary     []string      `json:"vary,omitempty"`     // the response's Vary field lines
+	Variant  string        `json:"variant,omitempty"`  // VaryKey of the filling request
+	// Chunked: the body is in chunks of ChunkSize under ChunkKey(key, i),
+	// each with Validator as its metadata; the entry itself has none.
+	Chunked   bool   `json:"chunked,omitempty"`
+	Size      int64  `json:"size,omitempty"`
+	Validator string `json:"validator,omitempty"`
+	// Transient: a chunked object that is not stored (RNG-1): its chunks
+	// are not stored either. Unstorable says why, when the reason is one
+	// a child tier cannot see (shield.UncacheableHeader). Neither is
+	// encoded: they describe a fill, never a stored entry.
+	Transient  bool   `json:"-"`
+	Unstorable string `json:"-"`
+}
+
+// ValidatorOf is what must not change between the chunks of one object
+// (RNG-5): the ETag and Last-Modified fields together.
+func ValidatorOf(h http.Header) string {
+	etag, lm := strings.TrimSpace(h.Get("Etag")), strings.TrimSpace(h.Get("Last-Modified"))
+	if etag == "" && lm == "" {
+		return ""
+	}
+	return etag + "|" + lm
+}
+
+// ChunkKey is the store key of chunk i of the object stored under key.
+func ChunkKey(key string, i int64) string { return key + "\x00chunk " + strconv.FormatInt(i, 10) }
+
+// Decode is a stored entry's metadata, decoded once per entry: the store
+// keeps the decoded value beside the bytes (store.Noted), so a hit costs
+// no JSON decoding. Callers must not modify it (they copy the struct and
+// replace, never change, its Header).
+func Decode(rd store.Reader) (*Meta, error) {
+	n, noted := rd.(store.Noted)
+	if noted {
+		if m, ok := n.Note().(*Meta); ok {
+			return m, nil
+		}
+	}
+	m := &Meta{}
+	if err := json.Unmarshal(rd.Meta(), m); err != nil {
+		return nil, fmt.Errorf("decoding a cache entry's metadata: %w", err)
+	}
+	if noted {
+		n.SetNote(m)
+	}
+	return m, nil
+}
+
+// Encode is m as a store entry's metadata.
+func Encode(m Meta) []byte {
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("encoding entry metadata: %v", err)) // only plain fields: cannot happen
+	}
+	return b
+}

@@ -1,0 +1,97 @@
+package session
+
+import (
+	"io"
+
+	"github.com/edgeconform/edgeconform/reference/cache/collapse"
+	"github.com/edgeconform/edgeconform/reference/cache/entry"
+	"github.com/edgeconform/edgeconform/reference/cache/store"
+)
+
+// restore re-commits a revalidated entry with its refreshed metadata (a
+// chunked manifest has no body; a whole object's body is copied from the
+// stored entry if it is still the same version: CCH-4).
+func (c *Cache) restore(key string, stale *entry.Meta, m entry.Meta) {
+	if m.Chunked {
+		if w := c.beginEntry(key, entry.Encode(m), 0); w != nil {
+			_ = w.Commit()
+		}
+		return
+	}
+	rd, ok := c.store.Open(key)
+	if !ok {
+		return
+	}
+	defer rd.Close()
+	cur, err := entry.Decode(rd)
+	if err != nil || cur.Validator != stale.Validator || !cur.RespTime.Equal(stale.RespTime) {
+		return // replaced meanwhile
+	}
+	w := c.beginEntry(key, entry.Encode(m), rd.Size())
+	if w == nil {
+		return
+	}
+	if _, err := io.Copy(w, io.NewSectionReader(rd, 0, rd.Size())); err != nil {
+		w.Abort()
+		return
+	}
+	_ = w.Commit()
+}
+
+// beginEntry starts a store entry, or returns nil if the store refuses.
+func (c *Cache) beginEntry(key string, meta []byte, size int64) store.Writer {
+	w, err := c.store.Begin(key)
+	if err != nil {
+		return nil
+	}
+	w.SetMeta(meta)
+	if size >= 0 {
+		w.SetSize(size)
+	}
+	return w
+}
+
+// pump streams body into the fill and, while it stays within limit bytes
+// (limit < 0: any), into sw (nil: not stored), committing sw only when the
+// body completed (COL-7: a truncated body is never stored).
+func (c *Cache) pump(body io.Reader, fw *collapse.Fill, sw store.Writer, limit int64) error {
+	if sw != nil {
+		defer func() {
+			if sw != nil {
+				sw.Abort()
+			}
+		}()
+	}
+	buf := c.buffer()
+	defer c.bufs.Put(buf)
+	var n int64
+	for {
+		m, rerr := body.Read(*buf)
+		if m > 0 {
+			p := (*buf)[:m]
+			if _, err := fw.Write(p); err != nil {
+				return err
+			}
+			n += int64(m)
+			if sw != nil {
+				if limit >= 0 && n > limit {
+					sw.Abort()
+					sw = nil
+				} else if _, err := sw.Write(p); err != nil {
+					sw.Abort()
+					sw = nil
+				}
+			}
+		}
+		if rerr == io.EOF {
+			if sw != nil {
+				_ = sw.Commit() // a failed Commit only means "not stored"
+				sw = nil
+			}
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
