@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/rules"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // decodeList decodes body as one T or a JSON array of them, rejecting

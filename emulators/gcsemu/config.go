@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/rules"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // DefaultHostSuffix is the XML API's virtual-host suffix.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // Each request's journal record says how it authenticated.

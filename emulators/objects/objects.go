@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/synth"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 	"golang.org/x/net/http/httpguts"
 )
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/synth"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 func ptr[T any](v T) *T { return &v }

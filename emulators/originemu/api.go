@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/rules"
 	"github.com/edgeconform/edgeconform/emulators/testca"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // Listeners describes the running listeners in configuration order.

@@ -27,7 +27,6 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/emuapi"
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/proxy"
@@ -36,6 +35,7 @@ import (
 	"github.com/edgeconform/edgeconform/emulators/wire"
 	"github.com/edgeconform/edgeconform/emulators/wire/h2"
 	"github.com/edgeconform/edgeconform/emulators/wire/http1"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // Config says which listeners to run and what to load at start.

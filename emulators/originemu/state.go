@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/emuapi"
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/rules"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // Serving names a listener's own profile in a StateChange.

@@ -21,10 +21,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/emulators/wire"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // Config says where to forward.

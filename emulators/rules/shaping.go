@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // Shaping slows a link down, as toxiproxy's toxics do but on the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // Target is what a rule is matched against.

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/objects"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // FieldError and Errors are how every bad input is reported.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/blobstore"
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/rules"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // Config is the bucket service's configuration.

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // boundsConfig is a valid configuration with a failover chain of chain

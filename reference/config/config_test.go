@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // exampleYAML is the small valid configuration of the package brief.

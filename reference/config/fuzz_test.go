@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // FuzzLoad checks that Load never panics, that its errors are always

@@ -10,7 +10,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 )
 

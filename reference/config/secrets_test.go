@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 )
 

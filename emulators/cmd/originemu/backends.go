@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/edgeconform/edgeconform/emulators/fielderr"
 	"github.com/edgeconform/edgeconform/emulators/gcsemu"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
 	"github.com/edgeconform/edgeconform/emulators/s3emu"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 // backendConfig makes a listener a bucket service: exactly one of S3 and

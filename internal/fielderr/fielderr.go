@@ -1,6 +1,9 @@
-// Package fielderr is how the emulator reports bad input: every problem,
-// each named by the path of the field it is in ("rules[2].action.drip.bytes",
-// "objects[0].size"), all at once.
+// Package fielderr reports bad input as every problem at once, each named by
+// the path of the field it is in ("rules[2].action.drip.bytes",
+// "routing.hostRules[0].hosts"). It is shared by both sides: the emulators
+// validate their rules, objects and bucket configs with it, and the
+// reference's config loader (reference/config) and CLI report a bad
+// EdgeCacheService with it. It imports nothing of the module.
 package fielderr
 
 import (
