@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"os"
 	"reflect"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/edgeconform/edgeconform/emulators/fault"
 	"github.com/edgeconform/edgeconform/emulators/objects"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 func jsonNames(t reflect.Type) []string {
@@ -155,4 +157,34 @@ func firstCells(rows []string) []string {
 		}
 	}
 	return out
+}
+
+// Every JSON rule example of docs/emulators.md is a valid Rule: its
+// fields exist (checked the way the control API checks a body) and
+// Validate accepts it.
+func TestDocsRuleExamples(t *testing.T) {
+	doc := readme(t)
+	_, rules, ok := strings.Cut(doc, "\n## Rules\n")
+	if !ok {
+		t.Fatal(`docs/emulators.md has no "## Rules"`)
+	}
+	rules, _, _ = strings.Cut(rules, "\n## ")
+	blocks := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(rules, -1)
+	if len(blocks) == 0 {
+		t.Fatal(`docs/emulators.md's "## Rules" has no JSON example`)
+	}
+	for i, b := range blocks {
+		if es := fielderr.CheckJSON([]byte(b[1]), reflect.TypeFor[Rule](), "", "rule"); len(es) > 0 {
+			t.Errorf("example %d: %v", i+1, es)
+			continue
+		}
+		var r Rule
+		if err := json.Unmarshal([]byte(b[1]), &r); err != nil {
+			t.Errorf("example %d: %v", i+1, err)
+			continue
+		}
+		if err := r.Validate(""); err != nil {
+			t.Errorf("example %d: %v", i+1, err)
+		}
+	}
 }
