@@ -48,7 +48,7 @@ bench-peers:
 	$(GO) run ./bench/cmd/bench-peers $(BENCH_PEERS_FLAGS)
 
 # Start the origin emulator
-# with its default set of listeners (see the README). Ctrl-C stops it.
+# with its default set of listeners (docs/emulators.md). Ctrl-C stops it.
 emulate:
 	$(GO) run ./emulators/cmd/originemu --defaults
 
@@ -90,7 +90,7 @@ conformance-peers:
 clean:
 	$(GO) clean -testcache
 
-# Containers (deploy/README.md). images: edgeconform/originemu and
+# Containers (docs/deploy.md). images: edgeconform/originemu and
 # edgeconform/edgecache, static binaries FROM scratch, nothing pulled.
 # conformance-docker: the suites against edgecache in Docker, edge → shield →
 # emulated origins (TIERS=1: a single edge). compose-up/down: the demo.

@@ -3,6 +3,8 @@
 // resources. The pieces are separate packages, each with one job:
 //
 //   - config: the resources, strict loading and validation, effective settings
+//   - receive: what a client may send before the edge answers it itself
+//     (request smuggling, head limits, Host validity, the h2 reset limit)
 //   - pathtemplate, routing: host and route matching, rewrites, redirects at the edge
 //   - upstream: one origin attempt over HTTP, HTTPS or HTTP2, with its Host and SNI
 //   - fetch: the attempt loop (retries, failover, redirects, timeouts, 502/504)
@@ -16,5 +18,6 @@
 //   - node: assembles one node (client, metrics, limits, edge) for the CLI,
 //     the suites' target and the tests
 //   - logsink: the asynchronous log writer
+//   - soak: the fault-load soak (make soak)
 //   - cmd/edgecache: the CLI; edgecontainer: a testcontainers-go module
 package reference

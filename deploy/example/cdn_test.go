@@ -1,4 +1,4 @@
-// This file is deploy/README.md's example, verbatim below this comment,
+// This file is docs/deploy.md's example, verbatim below this comment,
 // so that the example keeps compiling and passing: using the
 // testcontainers modules from another module's tests.
 

@@ -1,4 +1,4 @@
-// Package cdn is deploy/README.md's example, kept as a test (cdn_test.go)
+// Package cdn is docs/deploy.md's example, kept as a test (cdn_test.go)
 // so that it compiles and passes: another module's tests starting the origin
 // emulator and the reference edge cache with the testcontainers modules
 // (emulators/emucontainer, reference/edgecontainer).

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestREADMEExample keeps cdn_test.go and deploy/README.md's example the
+// TestREADMEExample keeps cdn_test.go and docs/deploy.md's example the
 // same code.
 func TestREADMEExample(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../../docs/deploy.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,6 +26,6 @@ func TestREADMEExample(t *testing.T) {
 	block := r[i:]
 	block = block[:strings.Index(block, "```")]
 	if block != s[j:] {
-		t.Fatal("deploy/README.md's example and deploy/example/cdn_test.go differ: copy one to the other")
+		t.Fatal("docs/deploy.md's example and deploy/example/cdn_test.go differ: copy one to the other")
 	}
 }

@@ -19,7 +19,7 @@ const (
 // Directive is one word of the vocabulary. The table Directives drives the
 // path encoding (/_emu/NAME=VALUE/...), the abnormal ends (which Action
 // field asks for which fault.End) and their validation, and is what the
-// README's tables and the JSON form (Action's and objects.Spec's field
+// tables of docs/emulators.md and the JSON form (Action's and objects.Spec's field
 // names) are tested against. Adding a fault is one entry here, its field on
 // Action, and its implementation in the emulator.
 type Directive struct {

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"os"
 	"reflect"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/edgeconform/edgeconform/emulators/fault"
 	"github.com/edgeconform/edgeconform/emulators/objects"
+	"github.com/edgeconform/edgeconform/internal/fielderr"
 )
 
 func jsonNames(t reflect.Type) []string {
@@ -82,10 +84,11 @@ func TestEndDirectivesFromPath(t *testing.T) {
 	}
 }
 
+// readme is the emulator's page, docs/emulators.md.
 func readme(t *testing.T) string {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/emulators.md")
 	if err != nil {
-		t.Fatalf("reading the README: %v", err)
+		t.Fatalf("reading docs/emulators.md: %v", err)
 	}
 	return string(b)
 }
@@ -94,7 +97,7 @@ func readme(t *testing.T) string {
 func tableAfter(t *testing.T, doc, heading string) []string {
 	_, rest, ok := strings.Cut(doc, "\n"+heading+"\n")
 	if !ok {
-		t.Fatalf("README has no %q", heading)
+		t.Fatalf("docs/emulators.md has no %q", heading)
 	}
 	var rows []string
 	for _, line := range strings.Split(rest, "\n") {
@@ -108,39 +111,39 @@ func tableAfter(t *testing.T, doc, heading string) []string {
 	return rows
 }
 
-// The README's action table names every action directive, and its fault
+// docs/emulators.md's action table names every action directive, and its fault
 // table every fault.End with the directive that asks for it.
 func TestREADMETables(t *testing.T) {
 	doc := readme(t)
-	actions := strings.Join(firstCells(tableAfter(t, doc, "### Rules")), "\n")
+	actions := strings.Join(firstCells(tableAfter(t, doc, "## Rules")), "\n")
 	for _, d := range Directives {
 		if d.In != InAction || d.PathOnly {
 			continue
 		}
 		if !regexp.MustCompile("`" + d.Name + "[`:]").MatchString(actions) {
-			t.Errorf("the README's action table has no row for %s", d.Name)
+			t.Errorf("docs/emulators.md's action table has no row for %s", d.Name)
 		}
 	}
-	faults := tableAfter(t, doc, "### The fault vocabulary")
+	faults := tableAfter(t, doc, "## The fault vocabulary")
 	for _, info := range fault.Ends {
 		i := slices.IndexFunc(faults, func(r string) bool { return strings.HasPrefix(r, "| `"+string(info.End)+"` |") })
 		if i < 0 {
-			t.Errorf("the README's fault table has no row for %q", info.End)
+			t.Errorf("docs/emulators.md's fault table has no row for %q", info.End)
 			continue
 		}
 		for _, d := range EndDirectives() {
 			if d.End == info.End && !strings.Contains(faults[i], "`"+d.Name) {
-				t.Errorf("the README's fault row for %q does not name %s", info.End, d.Name)
+				t.Errorf("docs/emulators.md's fault row for %q does not name %s", info.End, d.Name)
 			}
 		}
 	}
 	// And the path section names every path directive.
-	_, path, _ := strings.Cut(doc, "### The same vocabulary in the path")
-	path, _, _ = strings.Cut(path, "\n### ")
+	_, path, _ := strings.Cut(doc, "## The same vocabulary in the path")
+	path, _, _ = strings.Cut(path, "\n## ")
 	for _, d := range Directives {
 		key := strings.FieldsFunc(d.Path, func(r rune) bool { return r == '=' || r == ' ' || r == '|' })[0]
 		if !strings.Contains(path, key) {
-			t.Errorf("the README's path section does not mention %s", key)
+			t.Errorf("docs/emulators.md's path section does not mention %s", key)
 		}
 	}
 }
@@ -154,4 +157,34 @@ func firstCells(rows []string) []string {
 		}
 	}
 	return out
+}
+
+// Every JSON rule example of docs/emulators.md is a valid Rule: its
+// fields exist (checked the way the control API checks a body) and
+// Validate accepts it.
+func TestDocsRuleExamples(t *testing.T) {
+	doc := readme(t)
+	_, rules, ok := strings.Cut(doc, "\n## Rules\n")
+	if !ok {
+		t.Fatal(`docs/emulators.md has no "## Rules"`)
+	}
+	rules, _, _ = strings.Cut(rules, "\n## ")
+	blocks := regexp.MustCompile("(?s)```json\n(.*?)```").FindAllStringSubmatch(rules, -1)
+	if len(blocks) == 0 {
+		t.Fatal(`docs/emulators.md's "## Rules" has no JSON example`)
+	}
+	for i, b := range blocks {
+		if es := fielderr.CheckJSON([]byte(b[1]), reflect.TypeFor[Rule](), "", "rule"); len(es) > 0 {
+			t.Errorf("example %d: %v", i+1, es)
+			continue
+		}
+		var r Rule
+		if err := json.Unmarshal([]byte(b[1]), &r); err != nil {
+			t.Errorf("example %d: %v", i+1, err)
+			continue
+		}
+		if err := r.Validate(""); err != nil {
+			t.Errorf("example %d: %v", i+1, err)
+		}
+	}
 }

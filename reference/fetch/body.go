@@ -14,7 +14,8 @@ import (
 )
 
 // Errors a chosen response's Body.Read returns when a timeout cuts it short
-// (TMO-5, TMO-6). The upstream request is cancelled when they happen.
+// (TMO-5, TMO-6); so an open-ended range passed to the origin stays open
+// until the origin ends it or one of them passes (RNG-4). The upstream request is cancelled when they happen.
 var (
 	// ErrReadTimeout: no body data from the origin for readTimeout.
 	ErrReadTimeout = errors.New("origin readTimeout passed")

@@ -30,7 +30,9 @@ import (
 // they may change without breaking the signature. Interpretations (INT):
 //
 //   - The canonical host is the Host header exactly as sent, port
-//     included (a hostRewrite "b.s3.example:8443" is signed as such).
+//     included (a hostRewrite "b.s3.example:8443" is signed as such). The
+//     Host follows HST-1, so a virtual-hosted bucket host other than the
+//     client's Host needs a hostRewrite (BKT-3).
 //   - The client's own Authorization and X-Amz-* headers are not sent to a
 //     signed origin: S3 rejects unsigned x-amz-* headers, and a client must
 //     not choose e.g. x-amz-security-token for the edge.
@@ -50,7 +52,9 @@ import (
 // GCS.Token the requests carry Authorization: Bearer TOKEN (a private
 // bucket read with the service's credentials), unless the origin signs with
 // awsV4Authentication; the token is sent only to the bucket's own target,
-// never to a redirect's other host.
+// never to a redirect's other host. The bucket's Cache-Control reaches the
+// cache unchanged, which follows it like any origin's (BKT-5; under
+// FORCE_CACHE_ALL it is ignored, as package policy says).
 
 // DefaultGCSEndpoint is where gs:// origins go by default.
 const DefaultGCSEndpoint = "https://storage.googleapis.com"

@@ -171,8 +171,11 @@ func (e *Engine) Fetch(ctx context.Context, primary string, req Request) *Result
 		e.log.Error("origin fetch: unknown origin", "request_id", req.RequestID, "origin", primary)
 		return f.finish()
 	}
-	f.deadline = f.start.Add(po.MaxAttemptsTimeout) // ATT-9, TMO-2: the primary's value only
-	f.safe = safeMethod(req.Method)                 // ATT-1
+	// ATT-9, TMO-2: the primary's value only, one deadline for the whole
+	// chain: retries all run within it (TMO-9) and a failover gets what
+	// is left of it (TMO-8).
+	f.deadline = f.start.Add(po.MaxAttemptsTimeout)
+	f.safe = safeMethod(req.Method) // ATT-1
 	if po.AWSV4 != nil && !safeMethod(req.Method) {
 		// BKT-1: only GET, HEAD and OPTIONS are signed; an unsafe method
 		// never fails over (ATT-2), so no other origin is asked either.

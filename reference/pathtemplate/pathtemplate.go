@@ -37,118 +37,140 @@ func Compile(t string, ignoreCase bool) (*Template, error) {
 	if !strings.HasPrefix(t, "/") {
 		return nil, fmt.Errorf("must start with /")
 	}
-	var b strings.Builder
-	b.WriteString("(?s)")
+	c := &compiler{t: &Template{}}
+	c.b.WriteString("(?s)")
 	if ignoreCase {
-		b.WriteString("(?i)")
+		c.b.WriteString("(?i)")
 	}
-	b.WriteString("^/")
-	pt := &Template{}
-	seenAny := false // a "**" was seen: no operator may follow
-	op := func(o string) error {
-		if seenAny {
-			return fmt.Errorf("%q after ** (** must be the last operator)", o)
-		}
-		if o == "**" {
-			seenAny = true
-			b.WriteString(reAny)
-		} else {
-			b.WriteString(reSegment)
-		}
-		return nil
-	}
+	c.b.WriteString("^/")
 	rest := t[1:]
 	for rest != "" {
-		isLiteral := false
-		switch {
-		case strings.HasPrefix(rest, "**"):
-			if err := op("**"); err != nil {
-				return nil, err
-			}
-			rest = rest[2:]
-		case rest[0] == '*':
-			if err := op("*"); err != nil {
-				return nil, err
-			}
-			rest = rest[1:]
-		case rest[0] == '{':
-			end := strings.IndexByte(rest, '}')
-			if end < 0 {
-				return nil, fmt.Errorf("unmatched {")
-			}
-			body := rest[1:end]
-			rest = rest[end+1:]
-			name, pat, hasPat := strings.Cut(body, "=")
-			if !validName(name) {
-				return nil, fmt.Errorf("bad variable name %q (want [a-zA-Z][a-zA-Z0-9_]*)", name)
-			}
-			if slices.Contains(pt.vars, name) {
-				return nil, fmt.Errorf("variable %q is captured twice", name)
-			}
-			pt.vars = append(pt.vars, name)
-			if !hasPat {
-				pat = "*"
-			}
-			if pat == "" {
-				return nil, fmt.Errorf("variable %q has an empty pattern", name)
-			}
-			b.WriteString("(?P<" + name + ">")
-			for i, seg := range strings.Split(pat, "/") {
-				if i > 0 {
-					b.WriteString("/")
-				}
-				switch seg {
-				case "*", "**":
-					if err := op(seg); err != nil {
-						return nil, err
-					}
-				default:
-					if err := checkLiteral(seg); err != nil {
-						return nil, fmt.Errorf("variable %q: %v", name, err)
-					}
-					b.WriteString(regexp.QuoteMeta(seg))
-				}
-			}
-			b.WriteString(")")
-		default:
-			lit := rest
-			if i := strings.IndexByte(rest, '/'); i >= 0 {
-				lit = rest[:i]
-			}
-			if err := checkLiteral(lit); err != nil {
-				return nil, err
-			}
-			b.WriteString(regexp.QuoteMeta(lit))
-			rest = rest[len(lit):]
-			isLiteral = true
+		var isLiteral bool
+		var err error
+		if rest, isLiteral, err = c.element(rest); err != nil {
+			return nil, err
 		}
-		switch {
-		case rest == "":
-		case rest[0] == '/':
-			b.WriteString("/")
-			rest = rest[1:]
-		case isLiteral:
-			// unreachable: a literal runs to the next "/"
-		default:
-			// A literal suffix after an operator or variable: only in
-			// the last segment.
-			if strings.Contains(rest, "/") {
-				return nil, fmt.Errorf("a literal may follow an operator or variable only in the last segment (%q)", rest)
-			}
-			if err := checkLiteral(rest); err != nil {
-				return nil, err
-			}
-			b.WriteString(regexp.QuoteMeta(rest))
-			rest = ""
+		if rest, err = c.after(rest, isLiteral); err != nil {
+			return nil, err
 		}
 	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
+	c.b.WriteString("$")
+	re, err := regexp.Compile(c.b.String())
 	if err != nil {
 		return nil, err
 	}
-	pt.re = re
-	return pt, nil
+	c.t.re = re
+	return c.t, nil
+}
+
+// compiler is the state of one Compile: the regular expression so far,
+// the template's variables, and whether a "**" was seen.
+type compiler struct {
+	b       strings.Builder
+	t       *Template
+	seenAny bool // a "**" was seen: no operator may follow
+}
+
+// op writes the operator o ("*" or "**").
+func (c *compiler) op(o string) error {
+	if c.seenAny {
+		return fmt.Errorf("%q after ** (** must be the last operator)", o)
+	}
+	if o == "**" {
+		c.seenAny = true
+		c.b.WriteString(reAny)
+	} else {
+		c.b.WriteString(reSegment)
+	}
+	return nil
+}
+
+// element compiles the element rest starts with and returns what follows
+// it, and whether it was a literal.
+func (c *compiler) element(rest string) (string, bool, error) {
+	switch {
+	case strings.HasPrefix(rest, "**"):
+		return rest[2:], false, c.op("**")
+	case rest[0] == '*':
+		return rest[1:], false, c.op("*")
+	case rest[0] == '{':
+		end := strings.IndexByte(rest, '}')
+		if end < 0 {
+			return "", false, fmt.Errorf("unmatched {")
+		}
+		return rest[end+1:], false, c.variable(rest[1:end])
+	}
+	lit := rest
+	if i := strings.IndexByte(rest, '/'); i >= 0 {
+		lit = rest[:i]
+	}
+	if err := checkLiteral(lit); err != nil {
+		return "", false, err
+	}
+	c.b.WriteString(regexp.QuoteMeta(lit))
+	return rest[len(lit):], true, nil
+}
+
+// variable compiles the variable "{body}": name [ "=" varpat ].
+func (c *compiler) variable(body string) error {
+	name, pat, hasPat := strings.Cut(body, "=")
+	if !validName(name) {
+		return fmt.Errorf("bad variable name %q (want [a-zA-Z][a-zA-Z0-9_]*)", name)
+	}
+	if slices.Contains(c.t.vars, name) {
+		return fmt.Errorf("variable %q is captured twice", name)
+	}
+	c.t.vars = append(c.t.vars, name)
+	if !hasPat {
+		pat = "*"
+	}
+	if pat == "" {
+		return fmt.Errorf("variable %q has an empty pattern", name)
+	}
+	c.b.WriteString("(?P<" + name + ">")
+	for i, seg := range strings.Split(pat, "/") {
+		if i > 0 {
+			c.b.WriteString("/")
+		}
+		switch seg {
+		case "*", "**":
+			if err := c.op(seg); err != nil {
+				return err
+			}
+		default:
+			if err := checkLiteral(seg); err != nil {
+				return fmt.Errorf("variable %q: %v", name, err)
+			}
+			c.b.WriteString(regexp.QuoteMeta(seg))
+		}
+	}
+	c.b.WriteString(")")
+	return nil
+}
+
+// after compiles what follows an element: nothing, the "/" before the
+// next one, or a literal suffix of the last segment (/**.m3u8).
+func (c *compiler) after(rest string, isLiteral bool) (string, error) {
+	switch {
+	case rest == "":
+		return "", nil
+	case rest[0] == '/':
+		c.b.WriteString("/")
+		return rest[1:], nil
+	case isLiteral:
+		// unreachable: a literal runs to the next "/"
+		return rest, nil
+	}
+	// A literal suffix after an operator or variable: only in the last
+	// segment.
+	if strings.Contains(rest, "/") {
+		return "", fmt.Errorf("a literal may follow an operator or variable only in the last segment (%q)", rest)
+	}
+	if err := checkLiteral(rest); err != nil {
+		return "", err
+	}
+	c.b.WriteString(regexp.QuoteMeta(rest))
+	return "", nil
 }
 
 func checkLiteral(s string) error {

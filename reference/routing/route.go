@@ -73,71 +73,13 @@ func compileRoute(rr config.RouteRule, field string) (*route, error) {
 		r.matches = append(r.matches, m)
 	}
 
-	// MTH-1. INT: HEAD is allowed whenever GET is; an empty list is the
-	// default set.
-	methods := defaultMethods
-	if rr.RouteMethods != nil && len(rr.RouteMethods.AllowedMethods) > 0 {
-		methods = nil
-		for i, m := range rr.RouteMethods.AllowedMethods {
-			m = strings.ToUpper(strings.TrimSpace(m))
-			if m == "" {
-				return nil, fmt.Errorf("%s.routeMethods.allowedMethods[%d]: empty method", field, i)
-			}
-			methods = append(methods, m)
-			if m == http.MethodGet {
-				methods = append(methods, http.MethodHead)
-			}
-		}
+	var err error
+	if r.methods, r.allow, err = compileMethods(rr.RouteMethods, field); err != nil {
+		return nil, err
 	}
-	r.methods = make(map[string]bool, len(methods))
-	for _, m := range methods {
-		r.methods[m] = true
-	}
-	for _, m := range methodOrder {
-		if r.methods[m] {
-			r.allow = append(r.allow, m)
-		}
-	}
-	var others []string
-	for m := range r.methods {
-		if !slices.Contains(methodOrder, m) {
-			others = append(others, m)
-		}
-	}
-	sort.Strings(others)
-	r.allow = append(r.allow, others...)
-
 	if ra := rr.RouteAction; ra != nil && ra.URLRewrite != nil {
-		uw := ra.URLRewrite
-		f := field + ".routeAction.urlRewrite"
-		r.hostRewrite = uw.HostRewrite
-		if uw.PathPrefixRewrite != "" && uw.PathTemplateRewrite != "" {
-			return nil, fmt.Errorf("%s: pathPrefixRewrite and pathTemplateRewrite are mutually exclusive", f)
-		}
-		if uw.PathPrefixRewrite != "" {
-			if !strings.HasPrefix(uw.PathPrefixRewrite, "/") {
-				return nil, fmt.Errorf("%s.pathPrefixRewrite: must start with /", f)
-			}
-			r.prefixRewrite, r.hasPrefixRewrite = uw.PathPrefixRewrite, true
-		}
-		if uw.PathTemplateRewrite != "" {
-			rw, err := pathtemplate.CompileRewrite(uw.PathTemplateRewrite)
-			if err != nil {
-				return nil, fmt.Errorf("%s.pathTemplateRewrite: %v", f, err)
-			}
-			// Every match rule must be a template capturing every
-			// variable the rewrite uses.
-			for i, m := range r.matches {
-				if m.kind != kindTemplate {
-					return nil, fmt.Errorf("%s.pathTemplateRewrite: needs a pathTemplateMatch in every match rule (matchRules[%d] has none)", f, i)
-				}
-				for _, v := range rw.Vars() {
-					if !slices.Contains(m.tmpl.Vars(), v) {
-						return nil, fmt.Errorf("%s.pathTemplateRewrite: variable {%s} is not captured by matchRules[%d].pathTemplateMatch", f, v, i)
-					}
-				}
-			}
-			r.templateRewrite = rw
+		if err := r.compileRewrite(ra.URLRewrite, field+".routeAction.urlRewrite"); err != nil {
+			return nil, err
 		}
 	}
 
@@ -149,6 +91,80 @@ func compileRoute(rr config.RouteRule, field string) (*route, error) {
 		r.redirect = rd
 	}
 	return r, nil
+}
+
+// compileMethods is a route's allowed methods and its 405's Allow list
+// (MTH-1). INT: HEAD is allowed whenever GET is; an empty list is the
+// default set.
+func compileMethods(rm *config.RouteMethods, field string) (map[string]bool, []string, error) {
+	methods := defaultMethods
+	if rm != nil && len(rm.AllowedMethods) > 0 {
+		methods = nil
+		for i, m := range rm.AllowedMethods {
+			m = strings.ToUpper(strings.TrimSpace(m))
+			if m == "" {
+				return nil, nil, fmt.Errorf("%s.routeMethods.allowedMethods[%d]: empty method", field, i)
+			}
+			methods = append(methods, m)
+			if m == http.MethodGet {
+				methods = append(methods, http.MethodHead)
+			}
+		}
+	}
+	allowed := make(map[string]bool, len(methods))
+	for _, m := range methods {
+		allowed[m] = true
+	}
+	var allow []string
+	for _, m := range methodOrder {
+		if allowed[m] {
+			allow = append(allow, m)
+		}
+	}
+	var others []string
+	for m := range allowed {
+		if !slices.Contains(methodOrder, m) {
+			others = append(others, m)
+		}
+	}
+	sort.Strings(others)
+	return allowed, append(allow, others...), nil
+}
+
+// compileRewrite compiles the route's urlRewrite (MTH-7) at field; the
+// match rules are compiled already.
+func (r *route) compileRewrite(uw *config.URLRewrite, f string) error {
+	r.hostRewrite = uw.HostRewrite
+	if uw.PathPrefixRewrite != "" && uw.PathTemplateRewrite != "" {
+		return fmt.Errorf("%s: pathPrefixRewrite and pathTemplateRewrite are mutually exclusive", f)
+	}
+	if uw.PathPrefixRewrite != "" {
+		if !strings.HasPrefix(uw.PathPrefixRewrite, "/") {
+			return fmt.Errorf("%s.pathPrefixRewrite: must start with /", f)
+		}
+		r.prefixRewrite, r.hasPrefixRewrite = uw.PathPrefixRewrite, true
+	}
+	if uw.PathTemplateRewrite == "" {
+		return nil
+	}
+	rw, err := pathtemplate.CompileRewrite(uw.PathTemplateRewrite)
+	if err != nil {
+		return fmt.Errorf("%s.pathTemplateRewrite: %v", f, err)
+	}
+	// Every match rule must be a template capturing every variable the
+	// rewrite uses.
+	for i, m := range r.matches {
+		if m.kind != kindTemplate {
+			return fmt.Errorf("%s.pathTemplateRewrite: needs a pathTemplateMatch in every match rule (matchRules[%d] has none)", f, i)
+		}
+		for _, v := range rw.Vars() {
+			if !slices.Contains(m.tmpl.Vars(), v) {
+				return fmt.Errorf("%s.pathTemplateRewrite: variable {%s} is not captured by matchRules[%d].pathTemplateMatch", f, v, i)
+			}
+		}
+	}
+	r.templateRewrite = rw
+	return nil
 }
 
 func compileMatch(mr config.MatchRule, field string) (matchRule, error) {

@@ -9,9 +9,10 @@
 //   - COL-1: the first [Group.Do] for a key starts the one fill; every later
 //     Do for that key while the fill runs joins it.
 //   - COL-2: only the leader's fill function runs, so the origin sees only the
-//     leader's request; the fill's context carries the leader's context
-//     values (not its cancellation). [Group.Stats] counts fills and joins so
-//     the caller can log both.
+//     leader's request, its headers and User-Agent included (HST-5); the
+//     fill's context carries the leader's context values (not its
+//     cancellation). [Group.Stats] counts fills and joins so the caller can
+//     log both.
 //   - COL-3: keys are compared exactly; different keys never collapse.
 //   - COL-5: every caller's [Result.Body] reads from offset 0 while the fill is
 //     still writing; a reader blocks only until more bytes arrive or the fill

@@ -157,51 +157,74 @@ func (p Policy) Decide(req *http.Request, status int, h http.Header, now time.Ti
 			method = http.MethodGet
 		}
 	}
-	switch p.Mode {
-	case CacheAllStatic, UseOriginHeaders, ForceCacheAll:
-	case BypassCache:
-		return no("CCH-2: BYPASS_CACHE")
-	default:
-		return no("CCH-2: unknown cache mode %q", p.Mode)
-	}
-	if method != http.MethodGet && method != http.MethodHead {
-		return no("CCH-1: method %s is not cacheable", method)
-	}
-	if !cacheable[status] {
-		return no("CCH-1: status %d is not cacheable", status)
-	}
-	if _, ok := h["Set-Cookie"]; ok {
-		return no("CCH-1: response has Set-Cookie")
-	}
-	if ParseCacheControl(reqH).Has("no-store") {
-		return no("CCH-1: request has Cache-Control: no-store")
-	}
-	if n, ok := objectSize(status, h); ok && n > MaxObjectSize {
-		return no("CCH-1: object of %d bytes exceeds 100 GiB", n)
-	}
 	cc := ParseCacheControl(h)
-	_, sMaxAge := cc.Seconds("s-maxage")
-	if reqH.Get("Authorization") != "" && !cc.Has("public") && !sMaxAge && !cc.Has("must-revalidate") {
-		return no("CCH-1: request has Authorization and the response is not public")
+	if why := p.refusal(method, reqH, status, h, cc); why != "" {
+		return Decision{Reason: why}
 	}
-	if name, ok := p.varyAllowed(h.Values("Vary")); !ok {
-		return no("CCH-6: Vary on %s is not allowed", name)
-	}
-	force := p.Mode == ForceCacheAll
-	if !force {
-		if cc.Has("no-store") {
-			return no("CCH-1: response has no-store")
-		}
-		if cc.Has("private") {
-			return no("CCH-1: response is private")
-		}
-	}
-
 	var d Decision
-	if !force {
+	if p.Mode != ForceCacheAll {
+		_, sMaxAge := cc.Seconds("s-maxage")
 		d.NoCache = cc.Has("no-cache")
 		d.MustRevalidate = cc.Has("must-revalidate") || cc.Has("proxy-revalidate") || sMaxAge
 	}
+	d, ok := p.lifetime(d, status, cc, h, now)
+	if !ok {
+		return d
+	}
+	d.Store = true
+	d.ClientCacheControl = p.clientCC(cc, d.TTL)
+	return d
+}
+
+// refusal says why a response (status, h, its Cache-Control cc) to a
+// request (method, reqH) may not be stored whatever its lifetime, with the
+// rule ID, or "" when nothing forbids it (CCH-1, CCH-2, CCH-6).
+func (p Policy) refusal(method string, reqH http.Header, status int, h http.Header, cc CacheControl) string {
+	switch p.Mode {
+	case CacheAllStatic, UseOriginHeaders, ForceCacheAll:
+	case BypassCache:
+		return "CCH-2: BYPASS_CACHE"
+	default:
+		return fmt.Sprintf("CCH-2: unknown cache mode %q", p.Mode)
+	}
+	if method != http.MethodGet && method != http.MethodHead {
+		return fmt.Sprintf("CCH-1: method %s is not cacheable", method)
+	}
+	if !cacheable[status] {
+		return fmt.Sprintf("CCH-1: status %d is not cacheable", status)
+	}
+	if _, ok := h["Set-Cookie"]; ok {
+		return "CCH-1: response has Set-Cookie"
+	}
+	if ParseCacheControl(reqH).Has("no-store") {
+		return "CCH-1: request has Cache-Control: no-store"
+	}
+	if n, ok := objectSize(status, h); ok && n > MaxObjectSize {
+		return fmt.Sprintf("CCH-1: object of %d bytes exceeds 100 GiB", n)
+	}
+	_, sMaxAge := cc.Seconds("s-maxage")
+	if reqH.Get("Authorization") != "" && !cc.Has("public") && !sMaxAge && !cc.Has("must-revalidate") {
+		return "CCH-1: request has Authorization and the response is not public"
+	}
+	if name, ok := p.varyAllowed(h.Values("Vary")); !ok {
+		return fmt.Sprintf("CCH-6: Vary on %s is not allowed", name)
+	}
+	if p.Mode != ForceCacheAll {
+		if cc.Has("no-store") {
+			return "CCH-1: response has no-store"
+		}
+		if cc.Has("private") {
+			return "CCH-1: response is private"
+		}
+	}
+	return ""
+}
+
+// lifetime sets d's TTL and reason for a storable response (CCH-2, CCH-3,
+// CCH-4, CCH-5, CCH-7), or returns the refusal and false when its mode,
+// status or directives give it none.
+func (p Policy) lifetime(d Decision, status int, cc CacheControl, h http.Header, now time.Time) (Decision, bool) {
+	force := p.Mode == ForceCacheAll
 	ttl, src, explicit := explicitTTL(cc, len(cc) > 0, h, now)
 	capped := func() (time.Duration, string) {
 		if p.Mode == CacheAllStatic && ttl > p.MaxTTL {
@@ -209,15 +232,14 @@ func (p Policy) Decide(req *http.Request, status int, h http.Header, now time.Ti
 		}
 		return ttl, "CCH-3: " + src
 	}
-
 	switch {
 	case !positive(status):
 		if p.Negative == nil {
-			return no("CCH-5: negative caching is off (status %d)", status)
+			return no("CCH-5: negative caching is off (status %d)", status), false
 		}
 		nttl, ok := p.Negative[status]
 		if !ok {
-			return no("CCH-5: status %d is not in the negative caching policy", status)
+			return no("CCH-5: status %d is not in the negative caching policy", status), false
 		}
 		if !force && explicit {
 			d.TTL, d.Reason = capped()
@@ -233,13 +255,11 @@ func (p Policy) Decide(req *http.Request, status int, h http.Header, now time.Ti
 	case d.NoCache:
 		d.TTL, d.Reason = 0, "CCH-4: no-cache, revalidate before each use"
 	case p.Mode == CacheAllStatic:
-		return no("CCH-2: non-static content type %q without freshness directives", h.Get("Content-Type"))
+		return no("CCH-2: non-static content type %q without freshness directives", h.Get("Content-Type")), false
 	default:
-		return no("CCH-7: no explicit freshness (heuristic freshness is not used)")
+		return no("CCH-7: no explicit freshness (heuristic freshness is not used)"), false
 	}
-	d.Store = true
-	d.ClientCacheControl = p.clientCC(cc, d.TTL)
-	return d
+	return d, true
 }
 
 // clientCC is the client Cache-Control under clientTtl.

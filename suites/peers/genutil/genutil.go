@@ -1,7 +1,10 @@
 // Package genutil holds what the peer generators (suites/peers/<peer>)
-// share when they walk the neutral topology: host rules in matching
-// order, path matcher lookup, routes by priority, and limits given for a
-// whole rule area.
+// share when they walk the neutral topology, so that each maps the same
+// order the same way: host rules, or hosts one by one, in MTH-5's matching
+// order; path matcher lookup; routes (or their indexes) in MTH-4's
+// priority order; path templates as regular expressions; the attempts a
+// chain makes; and the limits a generator declares, an area's expanded to
+// its rules.
 package genutil
 
 import (

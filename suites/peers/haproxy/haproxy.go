@@ -24,7 +24,7 @@ import (
 	"strings"
 
 	"github.com/edgeconform/edgeconform/suites/peers"
-	"github.com/edgeconform/edgeconform/suites/peers/walk"
+	"github.com/edgeconform/edgeconform/suites/peers/genutil"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
@@ -121,7 +121,7 @@ type gen struct {
 	n      *topology.Neutral
 	o      Options
 	b      strings.Builder
-	limits walk.Limits
+	limits genutil.Limits
 }
 
 func (g *gen) p(format string, a ...any) { fmt.Fprintf(&g.b, format, a...) }
@@ -229,7 +229,7 @@ func matchACL(m topology.NeutralMatch) string {
 	case m.FullPath != "":
 		cs = append(cs, fmt.Sprintf("{ path %s-m str %s }", i, m.FullPath))
 	case m.PathTemplate != "":
-		cs = append(cs, fmt.Sprintf("{ path %s-m reg %s }", i, quote("^"+walk.TemplateRegexp(m.PathTemplate)+"$")))
+		cs = append(cs, fmt.Sprintf("{ path %s-m reg %s }", i, quote("^"+genutil.TemplateRegexp(m.PathTemplate)+"$")))
 	}
 	for _, h := range m.Headers {
 		var c string
@@ -275,7 +275,7 @@ func (g *gen) frontend() ([]*chain, error) {
 	g.p("  # LOG-2: the Range header and the cache status in the log.\n  http-request capture req.hdr(Range) len 100\n")
 	g.p("  http-response set-var(txn.ec_cache) str(hit) if { res.cache_hit }\n  http-response set-var(txn.ec_cache) str(miss) unless { var(txn.ec_cache) -m found }\n")
 	g.p("  # MTH-5: hosts without the port, case-insensitively.\n  http-request set-var(txn.ec_host) req.hdr(host),field(1,:),lower\n")
-	for _, h := range walk.Hosts(g.n) {
+	for _, h := range genutil.Hosts(g.n) {
 		g.p("  http-request set-var(txn.ec_pm) str(%s) if !{ var(txn.ec_pm) -m found } %s\n", h.Matcher, hostACL(h.Host))
 	}
 	byFirst := map[string]*chain{}
@@ -286,7 +286,7 @@ func (g *gen) frontend() ([]*chain, error) {
 	}
 	var routes []routeRef
 	for _, pm := range g.n.PathMatchers {
-		for _, i := range walk.ByPriority(pm) { // MTH-4
+		for _, i := range genutil.PriorityOrder(pm) { // MTH-4
 			r := pm.Routes[i]
 			id := routeID(pm.Name, i)
 			var ors []string
@@ -484,7 +484,7 @@ func (g *gen) cacheSection(c *chain) {
 func (g *gen) attempts(c *chain) {
 	os := c.origins
 	scn := os[0].Scenario
-	total := walk.Attempts(os)
+	total := genutil.Attempts(os)
 	g.p("  retries %d\n", total-1)
 	var on []string
 	for _, o := range os {

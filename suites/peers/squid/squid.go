@@ -29,7 +29,7 @@ import (
 	"syscall"
 
 	"github.com/edgeconform/edgeconform/suites/peers"
-	"github.com/edgeconform/edgeconform/suites/peers/walk"
+	"github.com/edgeconform/edgeconform/suites/peers/genutil"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
@@ -160,7 +160,7 @@ type gen struct {
 	n      *topology.Neutral
 	o      Options
 	b      strings.Builder
-	limits walk.Limits
+	limits genutil.Limits
 }
 
 func (g *gen) p(format string, a ...any) { fmt.Fprintf(&g.b, format, a...) }
@@ -303,7 +303,7 @@ func regexpEscape(s string) string { return regexp.QuoteMeta(s) }
 func (g *gen) routes() ([]*route, error) {
 	// MTH-5: a path matcher's hosts, minus the hosts of other matchers
 	// tried before them.
-	hosts := walk.Hosts(g.n)
+	hosts := genutil.Hosts(g.n)
 	pmHosts := map[string][]string{}
 	pmNot := map[string][]string{}
 	for i, h := range hosts {
@@ -338,7 +338,7 @@ func (g *gen) routes() ([]*route, error) {
 			continue // no host selects it
 		}
 		var earlier []earlierRoute
-		for _, i := range walk.ByPriority(pm) { // MTH-4
+		for _, i := range genutil.PriorityOrder(pm) { // MTH-4
 			r := pm.Routes[i]
 			chain := g.n.Chain(r.Origin)
 			if len(chain) == 0 {
@@ -397,7 +397,7 @@ func (g *gen) matchACL(name string, m topology.NeutralMatch) string {
 	case m.FullPath != "":
 		path = "^" + regexpEscape(m.FullPath) + "(\\?|$)"
 	case m.PathTemplate != "":
-		path = "^" + walk.TemplateRegexp(m.PathTemplate) + "(\\?|$)"
+		path = "^" + genutil.TemplateRegexp(m.PathTemplate) + "(\\?|$)"
 	}
 	if path != "" {
 		g.p("acl %s_path urlpath_regex %s%s\n", name, i, path)
@@ -489,7 +489,7 @@ func (g *gen) peersFor(routes []*route) {
 
 func (g *gen) chainPeers(rt *route) []string {
 	var names []string
-	left := walk.Attempts(rt.chain)
+	left := genutil.Attempts(rt.chain)
 	scn := rt.r.Scenario
 	routeHost := ""
 	if rt.r.URLRewrite != nil {

@@ -26,7 +26,7 @@ import (
 	"strings"
 
 	"github.com/edgeconform/edgeconform/suites/peers"
-	"github.com/edgeconform/edgeconform/suites/peers/walk"
+	"github.com/edgeconform/edgeconform/suites/peers/genutil"
 	"github.com/edgeconform/edgeconform/suites/topology"
 )
 
@@ -69,7 +69,7 @@ type chain struct {
 type gen struct {
 	n      *topology.Neutral
 	b      strings.Builder
-	limits walk.Limits
+	limits genutil.Limits
 	chains map[string]*chain // by first origin
 	order  []string          // chain identities in topology order
 	// redirect backends of an origin: listener name -> backend name.
@@ -269,7 +269,7 @@ func matchCond(m topology.NeutralMatch) string {
 	case m.FullPath != "":
 		conds = append(conds, fmt.Sprintf(`req.http.%s ~ "%s^%s$"`, hPath, flags, regexp.QuoteMeta(m.FullPath)))
 	case m.PathTemplate != "":
-		conds = append(conds, fmt.Sprintf(`req.http.%s ~ "%s^%s$"`, hPath, flags, walk.TemplateRegexp(m.PathTemplate)))
+		conds = append(conds, fmt.Sprintf(`req.http.%s ~ "%s^%s$"`, hPath, flags, genutil.TemplateRegexp(m.PathTemplate)))
 	}
 	for _, h := range m.Headers {
 		var c string
@@ -323,7 +323,7 @@ func (g *gen) recv() {
 	g.p("  if (req.url ~ \"\\?\") {\n    set req.url = req.http.%s + regsub(req.url, \"^[^?]*\", \"\");\n  } else {\n    set req.url = req.http.%s;\n  }\n", hPath, hPath)
 	g.p("  # The cache key's URL is the one before any rewrite (MTH-7).\n  set req.http.%s = req.url;\n", hKey)
 	els := ""
-	for _, h := range walk.Hosts(g.n) {
+	for _, h := range genutil.Hosts(g.n) {
 		g.p("  %sif (%s) {\n    call ec_matcher_%s;\n  }", els, hostCond(h.Host), nonIdent.ReplaceAllString(h.Matcher, "_"))
 		els = " els"
 	}
@@ -335,7 +335,7 @@ func (g *gen) recv() {
 
 func (g *gen) matcher(pm topology.NeutralPathMatcher) {
 	g.p("sub ec_matcher_%s {\n", nonIdent.ReplaceAllString(pm.Name, "_"))
-	for _, i := range walk.ByPriority(pm) { // MTH-4
+	for _, i := range genutil.PriorityOrder(pm) { // MTH-4
 		r := pm.Routes[i]
 		var ors []string
 		for _, m := range r.Match {
@@ -483,7 +483,7 @@ func (g *gen) chainCond(c *chain) string {
 }
 
 // attempts is how many attempts the chain can make in all (ATT-3, ATT-4).
-func (c *chain) attempts() int { return walk.Attempts(c.origins) }
+func (c *chain) attempts() int { return genutil.Attempts(c.origins) }
 
 func (g *gen) supported() []*chain {
 	var out []*chain

@@ -1,9 +1,10 @@
-// Package walk reads the neutral topology the way a peer generator needs
-// it: host rules in MTH-5's matching order, a path matcher's routes in
-// MTH-4's priority order, path templates as regular expressions. It is
-// shared by the generators in suites/peers/<peer> so that each maps the
-// same order the same way.
-package walk
+package genutil
+
+// The neutral topology the way a peer generator needs it, host by host:
+// hosts in MTH-5's matching order, a path matcher's routes in MTH-4's
+// priority order (as indexes), path templates as regular expressions, the
+// attempts a chain makes, and the limits a generator declares. (This was
+// package walk; genutil.go has the same orders rule by rule.)
 
 import (
 	"regexp"
@@ -47,9 +48,10 @@ func Hosts(n *topology.Neutral) []Host {
 	return out
 }
 
-// ByPriority returns the indexes of pm's routes by ascending priority
-// (MTH-4: the first match wins), keeping the listed order among equals.
-func ByPriority(pm topology.NeutralPathMatcher) []int {
+// PriorityOrder returns the indexes of pm's routes by ascending priority
+// (MTH-4: the first match wins), keeping the listed order among equals;
+// ByPriority returns the routes themselves.
+func PriorityOrder(pm topology.NeutralPathMatcher) []int {
 	idx := make([]int, len(pm.Routes))
 	for i := range idx {
 		idx[i] = i

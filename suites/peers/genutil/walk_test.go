@@ -1,4 +1,4 @@
-package walk
+package genutil
 
 import (
 	"regexp"
@@ -22,7 +22,7 @@ func TestHostsOrder(t *testing.T) {
 }
 
 // MTH-4: prio-first (900) before prio (901), though listed after it.
-func TestByPriority(t *testing.T) {
+func TestPriorityOrder(t *testing.T) {
 	n := peertest.Topology(t, topology.Strict)
 	var main topology.NeutralPathMatcher
 	for _, pm := range n.PathMatchers {
@@ -31,7 +31,7 @@ func TestByPriority(t *testing.T) {
 		}
 	}
 	var order []string
-	for _, i := range ByPriority(main) {
+	for _, i := range PriorityOrder(main) {
 		order = append(order, main.Routes[i].Scenario)
 	}
 	if i, j := slices.Index(order, "prio-first"), slices.Index(order, "prio"); i < 0 || j < 0 || i > j {
