@@ -223,3 +223,33 @@ func mapsKeysAPI(m map[string]APIField) func(func(string) bool) {
 		}
 	}
 }
+
+// CheckAPI decodes a resource strictly against Google's field tree.
+func TestCheckAPI(t *testing.T) {
+	for _, f := range []string{"primary-origin.yaml", "backup-origin.yaml", "prod-media-service.yaml"} {
+		data, err := os.ReadFile("../../fixtures/mediacdn/export/" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := docOrigin
+		if strings.Contains(f, "service") {
+			kind = docService
+		}
+		if es := CheckAPI(data, kind); len(es) > 0 {
+			t.Errorf("%s: %v", f, es)
+		}
+	}
+	for _, tc := range []struct{ doc, kind, field, want string }{
+		{"name: o\noriginAdress: x\n", docOrigin, "originAdress", "unknown field"},
+		{"name: o\nprotocol: QUIC\n", docOrigin, "protocol", "must be one of"},
+		{"name: o\nmaxAttempts: two\n", docOrigin, "maxAttempts", "must be an integer"},
+		{"name: s\nrouting: {pathMatchers: [{routeRules: [{priority: '1', matchRules: [{prefixMatch: /}], bogus: 1}]}]}\n", docService, "routing.pathMatchers[0].routeRules[0].bogus", "unknown field"},
+		{"name: s\nlabels: {a: 1}\n", docService, `labels["a"]`, "must be a string"},
+		{"name: o\n", "EdgeCacheKeyset", "config", "unknown resource kind"},
+	} {
+		es := CheckAPI([]byte(tc.doc), tc.kind)
+		if _, ok := findErr(es, tc.field, tc.want); !ok {
+			t.Errorf("%q: no %q at %s in %v", tc.doc, tc.want, tc.field, es)
+		}
+	}
+}
