@@ -112,6 +112,8 @@ func TestExportProblems(t *testing.T) {
 			"t.yaml", "second EdgeCacheService"},
 		{"no service", map[string]string{"p.yaml": exportOrigin, "b.json": exportBackup},
 			"config", "no EdgeCacheService"},
+		{"one origin alone", map[string]string{"p.yaml": exportOrigin},
+			"config", "no EdgeCacheService"},
 		{"not a resource", map[string]string{"p.yaml": exportOrigin, "b.json": exportBackup, "s.yaml": exportService, "x.yaml": "description: what am I\n"},
 			"x.yaml", "neither an EdgeCacheOrigin"},
 		{"request header variable", map[string]string{"p.yaml": exportOrigin, "b.json": exportBackup, "s.yaml": strings.Replace(exportService, "responseHeadersToAdd:", "requestHeadersToAdd: [{headerName: x-geo, headerValue: 'r={client_region}'}]\n        responseHeadersToAdd:", 1)},

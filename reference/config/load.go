@@ -128,8 +128,11 @@ func LoadFiles(paths []string, opts Options) (*Config, error) {
 // loadSources assembles, decodes strictly and validates.
 func loadSources(srcs []source, opts Options) (*Config, error) {
 	a := assemble(srcs)
-	if _, ok := a.doc["service"]; !ok && len(srcs) > 1 {
-		a.problems.Add(docField, "no EdgeCacheService: give a file with one (gcloud edge-cache services export)")
+	if _, ok := a.doc["service"]; !ok && !a.combined {
+		// Only resource files: say what is missing rather than report
+		// every required field of an absent service.
+		a.problems.Add(docField, "no EdgeCacheService: give its file too (gcloud edge-cache services export)")
+		return nil, a.problems.Errs
 	}
 	pre := a.problems.Errs
 	if !opts.AllowUnimplemented {

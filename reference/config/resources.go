@@ -186,6 +186,7 @@ func asMap(v any) map[string]any {
 // file each resource came from so that problems name it.
 type assembly struct {
 	doc      map[string]any // the combined document
+	combined bool           // some source was a combined document
 	origins  []any
 	svcFrom  string            // where the service came from, for "two services"
 	from     map[string]string // "origins[3]" or "service" -> the file it came from
@@ -232,6 +233,7 @@ func assemble(srcs []source) *assembly {
 }
 
 func (a *assembly) addCombined(src source) {
+	a.combined = true
 	for k, v := range src.doc {
 		switch k {
 		case "origins":
