@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -234,15 +235,16 @@ func assemble(srcs []source) *assembly {
 
 func (a *assembly) addCombined(src source) {
 	a.combined = true
-	for k, v := range src.doc {
+	for _, k := range slices.Sorted(maps.Keys(src.doc)) { // origins before service: problems in a stable order
+		v := src.doc[k]
 		switch k {
 		case "origins":
-			os, ok := v.([]any)
+			list, ok := v.([]any)
 			if !ok {
 				a.doc["origins"] = v // the decoder reports its type
 				continue
 			}
-			for _, o := range os {
+			for _, o := range list {
 				a.addOrigin(o, "")
 			}
 		case "service":

@@ -241,3 +241,13 @@ func TestAllowUnimplemented(t *testing.T) {
 		t.Errorf("serve --allow-unimplemented logged %d warnings, want 1:\n%s", n, log.String())
 	}
 }
+
+// A geography flag goes into response headers: control characters are a
+// usage error naming the flag.
+func TestClientRegionFlag(t *testing.T) {
+	var out, errOut strings.Builder
+	err := run(context.Background(), []string{"serve", "--config", "x.yaml", "--listen", "127.0.0.1:0", "--client-region", "FR\r\nX-Evil: 1"}, &out, &errOut)
+	if code := exitCode(err, &errOut); code != 2 || !strings.Contains(errOut.String(), "--client-region") {
+		t.Errorf("exit %d: %s", code, errOut.String())
+	}
+}
