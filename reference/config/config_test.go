@@ -75,7 +75,6 @@ origins:
 service:
   name: media
   disableQuic: true
-  edgeSslCertificates: [projects/p/locations/global/certificates/c]
   logConfig: {enable: true, sampleRate: 0.5}
   routing:
     hostRules:
@@ -105,7 +104,6 @@ service:
                 negativeCaching: true
                 negativeCachingPolicy: {404: 120s}
                 cacheKeyPolicy: {includedQueryParameters: [v], includedHeaderNames: [x-variant]}
-              corsPolicy: {maxAge: 600s, allowOrigins: ["*"]}
             headerAction:
               responseHeadersToAdd: [{headerName: x-cache-route, headerValue: vod}]
               requestHeadersToRemove: [{headerName: cookie}]

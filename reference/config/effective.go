@@ -70,7 +70,7 @@ func (c *Config) Effective(o Origin) EffectiveOrigin {
 	e := EffectiveOrigin{
 		Name: o.Name, Address: o.OriginAddress, Protocol: o.Protocol, Port: o.Port,
 		MaxAttempts: o.MaxAttempts, Failover: o.FailoverOrigin,
-		RetryConditions:    o.RetryConditions,
+		RetryConditions:    upperAll(o.RetryConditions),
 		ConnectTimeout:     DefaultConnectTimeout,
 		MaxAttemptsTimeout: DefaultMaxAttemptsTimeout,
 		ReadTimeout:        DefaultReadTimeout,
@@ -111,7 +111,7 @@ func (c *Config) Effective(o Origin) EffectiveOrigin {
 	e.ReadTimeout = min(e.ReadTimeout, e.ResponseTimeout)
 	if r := o.OriginRedirect; r != nil {
 		for _, name := range r.RedirectConditions {
-			if code, ok := RedirectCodes[strings.ToUpper(name)]; ok {
+			if code, ok := RedirectCodes[strings.ToUpper(name)]; ok { // once, at load
 				e.RedirectCodes = append(e.RedirectCodes, code)
 			}
 		}
@@ -128,6 +128,20 @@ func (c *Config) Effective(o Origin) EffectiveOrigin {
 		e.RedirectAllowList = c.Reference.RedirectAllowList[o.Name]
 	}
 	return e
+}
+
+// upperAll is ss upper-cased: enumerations are normalized once, when the
+// configuration is loaded, so that the request path folds no case
+// (validation itself is exact-case).
+func upperAll(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strings.ToUpper(s)
+	}
+	return out
 }
 
 // Origin returns the named origin.

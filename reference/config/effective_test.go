@@ -37,3 +37,17 @@ func TestEffectiveDefaultsAndCaps(t *testing.T) {
 		}
 	}
 }
+
+// Enumerations are normalized once, at load, so that the request path
+// folds no case (issue #13 item 6): Effective upper-cases them.
+func TestEffectiveNormalizesEnums(t *testing.T) {
+	c := &Config{}
+	e := c.Effective(Origin{Name: "o", OriginAddress: "o.example.com", RetryConditions: []string{"http_5xx", "Not_Found"},
+		OriginRedirect: &OriginRedirect{RedirectConditions: []string{"found"}}})
+	if len(e.RetryConditions) != 2 || e.RetryConditions[0] != RetryHTTP5xx || e.RetryConditions[1] != RetryNotFound {
+		t.Errorf("RetryConditions = %v", e.RetryConditions)
+	}
+	if len(e.RedirectCodes) != 1 || e.RedirectCodes[0] != 302 {
+		t.Errorf("RedirectCodes = %v", e.RedirectCodes)
+	}
+}

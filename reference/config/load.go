@@ -8,8 +8,6 @@ import (
 	"reflect"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/edgeconform/edgeconform/internal/fielderr"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 )
@@ -37,6 +35,11 @@ type Options struct {
 	MaxFailoverChain int
 	MaxHosts         int
 	MaxRouteRules    int
+
+	// AllowUnimplemented accepts Media CDN fields the reference does not
+	// implement (NotImplementedFields), listing them in
+	// Config.Unimplemented instead of refusing the configuration.
+	AllowUnimplemented bool
 }
 
 // The defaults of Options' bounds.
@@ -57,42 +60,19 @@ func bound(v, def int) int {
 // docField names the whole document in errors that belong to no field.
 const docField = "config"
 
-// Load parses data (YAML or JSON) strictly into a Config and validates it.
-// Every problem is reported at once, as fielderr.Errors, each named by its
-// field path ("origins[0].timeout.connectTimeout"). When the document
-// cannot be decoded (bad syntax, an unknown field, a value of the wrong
-// type) only those problems are reported: validating a half-read
-// configuration would add misleading ones.
+// Load parses data (YAML or JSON: a combined configuration, or one exported
+// resource) strictly into a Config and validates it. Every problem is
+// reported at once, as fielderr.Errors, each named by its field path
+// ("origins[0].timeout.connectTimeout"). When the document cannot be
+// decoded (bad syntax, an unknown field, a value of the wrong type) only
+// those problems are reported: validating a half-read configuration would
+// add misleading ones.
 func Load(data []byte, opts Options) (*Config, error) {
-	// YAMLToJSONStrict also rejects duplicate keys. JSON is YAML, so JSON
-	// input goes through the same path.
-	j, err := yaml.YAMLToJSONStrict(data)
+	doc, err := parseDoc(data)
 	if err != nil {
-		return nil, fielderr.Errors{{Field: docField, Problem: "not valid YAML or JSON: " + cleanYAMLError(err)}}
-	}
-	if line, ok := secondDocument(data); ok {
-		return nil, fielderr.Errors{{Field: docField, Problem: fmt.Sprintf("holds more than one YAML document (another starts at line %d): one file is one configuration", line)}}
-	}
-	if es := fielderr.CheckJSON(j, reflect.TypeFor[Config](), "", docField); len(es) > 0 {
-		return nil, es
-	}
-	var c Config
-	dec := json.NewDecoder(bytes.NewReader(j))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
-		// CheckJSON found nothing, so this should not happen; report
-		// it rather than lose it.
 		return nil, fielderr.Errors{{Field: docField, Problem: err.Error()}}
 	}
-	if err := c.Validate(opts); err != nil {
-		return nil, err
-	}
-	if opts.Secrets != nil {
-		if err := c.ResolveSecrets(opts.Secrets); err != nil {
-			return nil, err
-		}
-	}
-	return &c, nil
+	return loadSources([]source{{doc: doc}}, opts)
 }
 
 // LoadFile reads the file at path and Loads it. Problems with the contents
@@ -108,6 +88,94 @@ func LoadFile(path string, opts Options) (*Config, error) {
 	}
 	return c, nil
 }
+
+// LoadFiles reads a configuration from several files: each path is a file
+// or a directory (its *.yaml, *.yml and *.json files, in name order). A
+// file is a combined configuration (origins:, service:, reference:) or one
+// resource as `gcloud edge-cache origins export` or `services export`
+// writes it: full resource names (projects/P/locations/global/...) in name,
+// origin and failoverOrigin, output-only fields (createTime, updateTime),
+// int64s as strings. Together the files hold exactly one EdgeCacheService.
+// A problem in a resource file is named "FILE: field".
+func LoadFiles(paths []string, opts Options) (*Config, error) {
+	files, err := expandPaths(paths)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 1 {
+		return LoadFile(files[0], opts)
+	}
+	var l fielderr.List
+	srcs := make([]source, 0, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		doc, err := parseDoc(data)
+		if err != nil {
+			l.Add(f, "%v", err)
+			continue
+		}
+		srcs = append(srcs, source{file: f, doc: doc})
+	}
+	if err := l.Err(); err != nil {
+		return nil, err
+	}
+	return loadSources(srcs, opts)
+}
+
+// loadSources assembles, decodes strictly and validates.
+func loadSources(srcs []source, opts Options) (*Config, error) {
+	a := assemble(srcs)
+	if _, ok := a.doc["service"]; !ok && !a.combined {
+		// Only resource files: say what is missing rather than report
+		// every required field of an absent service.
+		a.problems.Add(docField, "no EdgeCacheService: give its file too (gcloud edge-cache services export)")
+		return nil, a.problems.Errs
+	}
+	pre := a.problems.Errs
+	if !opts.AllowUnimplemented {
+		for _, u := range a.strip.found {
+			pre = append(pre, fielderr.FieldError{Field: u.Field, Problem: u.Message() + "; start with --allow-unimplemented to run without it"})
+		}
+	}
+	j, err := json.Marshal(a.doc)
+	if err != nil {
+		return nil, fielderr.Errors{{Field: docField, Problem: err.Error()}}
+	}
+	if es := fielderr.CheckJSON(j, reflect.TypeFor[Config](), "", docField); len(es) > 0 {
+		return nil, append(pre, a.localize(es)...)
+	}
+	var c Config
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		// CheckJSON found nothing, so this should not happen; report
+		// it rather than lose it.
+		return nil, append(pre, fielderr.FieldError{Field: docField, Problem: err.Error()})
+	}
+	if err := c.Validate(opts); err != nil {
+		es, _ := fielderr.As(err)
+		return nil, append(pre, a.localize(es)...)
+	}
+	if len(pre) > 0 {
+		return nil, pre
+	}
+	if opts.Secrets != nil {
+		if err := c.ResolveSecrets(opts.Secrets); err != nil {
+			es, _ := fielderr.As(err)
+			return nil, a.localize(es)
+		}
+	}
+	c.unimplemented = a.strip.found
+	return &c, nil
+}
+
+// Unimplemented lists the not-implemented Media CDN fields the
+// configuration set (loaded with Options.AllowUnimplemented; without it
+// they are errors).
+func (c *Config) Unimplemented() []Unimplemented { return c.unimplemented }
 
 func cleanYAMLError(err error) string {
 	s := strings.TrimPrefix(err.Error(), "error converting YAML to JSON: ")

@@ -1,10 +1,13 @@
 // Package config is the reference edge cache's configuration: Media CDN's own
 // resource model (EdgeCacheOrigin and EdgeCacheService, networkservices v1,
-// same field names), read from one YAML or JSON file:
+// same field names, checked against Google's schemas: apifields.go), read
+// from one combined YAML or JSON file:
 //
 //	origins: [ EdgeCacheOrigin, ... ]
 //	service: EdgeCacheService
 //	reference: { ... }   # EXT: settings only the reference has
+//
+// or from the files gcloud exports, one resource each (LoadFiles).
 //
 // Load parses strictly (unknown fields are errors) and Validate enforces
 // every bound of ../shared/spec/behaviour.md's resource tables, reporting
@@ -30,6 +33,8 @@ type Config struct {
 	// secrets maps an origin's name to its resolved secret access key
 	// (ResolveSecrets).
 	secrets map[string]string
+	// unimplemented lists the not-implemented fields set (Unimplemented).
+	unimplemented []Unimplemented
 }
 
 // Origin is an EdgeCacheOrigin.
@@ -103,19 +108,18 @@ type FlexShielding struct {
 	FlexShieldingRegions []string `json:"flexShieldingRegions,omitempty"`
 }
 
-// Service is an EdgeCacheService (the parts the reference uses, plus
-// fields it accepts and ignores so that real configurations load).
+// Service is an EdgeCacheService: every field of the API but those the
+// reference does not implement (NotImplementedFields).
 type Service struct {
-	Name                string            `json:"name"`
-	Description         string            `json:"description,omitempty"`
-	Labels              map[string]string `json:"labels,omitempty"`
-	Routing             Routing           `json:"routing"`
-	LogConfig           *LogConfig        `json:"logConfig,omitempty"`
-	DisableQuic         bool              `json:"disableQuic,omitempty"`         // accepted, no effect
-	DisableHTTP2        bool              `json:"disableHttp2,omitempty"`        // accepted, no effect
-	RequireTLS          bool              `json:"requireTls,omitempty"`          // accepted, no effect
-	EdgeSSLCertificates []string          `json:"edgeSslCertificates,omitempty"` // accepted, no effect
-	EdgeSecurityPolicy  string            `json:"edgeSecurityPolicy,omitempty"`  // accepted, no effect
+	Name        string            `json:"name"`
+	Description string            `json:"description,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Routing     Routing           `json:"routing"`
+	LogConfig   *LogConfig        `json:"logConfig,omitempty"`
+	// DisableQuic is what the reference does anyway: it never speaks QUIC.
+	DisableQuic bool `json:"disableQuic,omitempty"`
+	// requireTls, edgeSslCertificates, disableHttp2 and edgeSecurityPolicy
+	// are not implemented (unimplemented.go).
 }
 
 // LogConfig is EdgeCacheService.logConfig.
@@ -193,10 +197,9 @@ type HeaderAction struct {
 
 // RouteAction is a route's rewrite and cache policy.
 type RouteAction struct {
-	URLRewrite      *URLRewrite     `json:"urlRewrite,omitempty"`
-	CDNPolicy       *CDNPolicy      `json:"cdnPolicy,omitempty"`
-	CORSPolicy      json.RawMessage `json:"corsPolicy,omitempty"` // accepted, no effect
-	CompressionMode string          `json:"compressionMode,omitempty"`
+	URLRewrite *URLRewrite `json:"urlRewrite,omitempty"`
+	CDNPolicy  *CDNPolicy  `json:"cdnPolicy,omitempty"`
+	// corsPolicy, compressionMode and wasmAction are not implemented.
 }
 
 // URLRewrite rewrites the request before it goes to the origin (after
@@ -216,8 +219,9 @@ type CDNPolicy struct {
 	CacheKeyPolicy        *CacheKeyPolicy     `json:"cacheKeyPolicy,omitempty"`
 	NegativeCaching       bool                `json:"negativeCaching,omitempty"`
 	NegativeCachingPolicy map[string]Duration `json:"negativeCachingPolicy,omitempty"`
-	SignedRequestMode     string              `json:"signedRequestMode,omitempty"`
-	SignedRequestKeyset   string              `json:"signedRequestKeyset,omitempty"`
+	// Signed requests and tokens (signedRequestMode, signedRequestKeyset,
+	// signedRequestMaximumExpirationTtl, signedTokenOptions,
+	// addSignatures) are not implemented.
 }
 
 // CacheKeyPolicy is cdnPolicy.cacheKeyPolicy.

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edgeconform/edgeconform/internal/fielderr"
+	"github.com/edgeconform/edgeconform/reference/headervars"
 )
 
 // Bounds from the spec's resource tables and Media CDN's API reference.
@@ -219,7 +220,7 @@ func (v *validator) checkOrigin(p string, o *Origin) {
 			v.problem(ap+".urlRewrite.hostRewrite", checkHostPort(a.URLRewrite.HostRewrite))
 		}
 		if h := a.HeaderAction; h != nil {
-			v.headersToAdd(ap+".headerAction.requestHeadersToAdd", h.RequestHeadersToAdd)
+			v.headersToAdd(ap+".headerAction.requestHeadersToAdd", h.RequestHeadersToAdd, false)
 		}
 	}
 	if a := o.AWSV4Authentication; a != nil {
@@ -350,14 +351,29 @@ func (v *validator) enumList(p string, vals, allowed []string, max int) {
 	}
 }
 
-func (v *validator) headersToAdd(p string, hs []HeaderToAdd) {
+// headersToAdd checks a list of headers to add. Response header values
+// may hold Media CDN's dynamic variables ({cdn_cache_status}); request
+// header values are static only, as Media CDN's "Define custom headers"
+// says.
+func (v *validator) headersToAdd(p string, hs []HeaderToAdd, response bool) {
 	if len(hs) > maxHeadersPerList {
 		v.add(p, "must have at most %d entries, got %d", maxHeadersPerList, len(hs))
 	}
 	for i, h := range hs {
 		ip := fmt.Sprintf("%s[%d]", p, i)
 		v.problem(ip+".headerName", checkToken(h.HeaderName))
-		v.problem(ip+".headerValue", checkHeaderValue(h.HeaderValue))
+		if !v.problem(ip+".headerValue", checkHeaderValue(h.HeaderValue)) {
+			continue
+		}
+		if !response {
+			if x := headervars.Static(h.HeaderValue); x != "" {
+				v.add(ip+".headerValue", "must be a static value: request headers take no variables, got %s in %q (variables work in responseHeadersToAdd only)", x, h.HeaderValue)
+			}
+			continue
+		}
+		if _, err := headervars.Parse(h.HeaderValue); err != nil {
+			v.add(ip+".headerValue", "%v", err)
+		}
 	}
 }
 
@@ -507,9 +523,9 @@ func (v *validator) checkRouteRule(p string, rr *RouteRule) {
 	}
 	if h := rr.HeaderAction; h != nil {
 		hp := p + ".headerAction"
-		v.headersToAdd(hp+".requestHeadersToAdd", h.RequestHeadersToAdd)
+		v.headersToAdd(hp+".requestHeadersToAdd", h.RequestHeadersToAdd, false)
 		v.headersToRemove(hp+".requestHeadersToRemove", h.RequestHeadersToRemove)
-		v.headersToAdd(hp+".responseHeadersToAdd", h.ResponseHeadersToAdd)
+		v.headersToAdd(hp+".responseHeadersToAdd", h.ResponseHeadersToAdd, true)
 		v.headersToRemove(hp+".responseHeadersToRemove", h.ResponseHeadersToRemove)
 	}
 	if rm := rr.RouteMethods; rm != nil {

@@ -21,8 +21,8 @@ import (
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/headervars"
 	"github.com/edgeconform/edgeconform/reference/receive"
-	"github.com/edgeconform/edgeconform/reference/routing"
 	"github.com/edgeconform/edgeconform/reference/shield"
 )
 
@@ -48,6 +48,7 @@ type options struct {
 	shields  shield.Tiers
 	maxFills int
 	limits   *receive.Limits // receive.go
+	geo      *headervars.Geo // headers.go
 }
 
 // WithStore makes the edge cache objects in st instead of a memory store
@@ -288,7 +289,7 @@ func (s *Server) prepareHead(v *visit, header http.Header, clientCC string) {
 	if clientCC != "" {
 		h.Set("Cache-Control", clientCC)
 	}
-	routing.ApplyResponseHeaders(h, v.route.Rule.HeaderAction)
+	s.applyResponseHeaders(h, v) // headers.go
 	// The parent tier's Cache-Status members come first (RFC 9211 2).
 	h["Cache-Status"] = append(slices.Clone(header["Cache-Status"]), v.cacheHdr)
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/headervars"
 	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/routing"
 	"github.com/edgeconform/edgeconform/reference/shield"
@@ -64,7 +65,8 @@ type Server struct {
 	parents map[string]parent // origin name -> its shield node (SHD-1); absent: s.origins
 	shield  *shield.Client    // nil without parents
 
-	limits receive.Limits // the receive step's (receive.go)
+	limits receive.Limits  // the receive step's (receive.go)
+	geo    *headervars.Geo // client geography for header variables (headers.go)
 }
 
 // New builds a server for a validated configuration (with its secrets
@@ -116,6 +118,7 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 		group:   group,
 		cache:   session.New(st, group, name, log),
 		limits:  o.receiveLimits(),
+		geo:     o.geo,
 	}, nil
 }
 
@@ -215,7 +218,7 @@ func (s *Server) deliver(v *visit) {
 		h[k] = append([]string(nil), vals...)
 	}
 	upstream.RemoveHopByHop(h)
-	routing.ApplyResponseHeaders(h, v.route.Rule.HeaderAction)
+	s.applyResponseHeaders(h, v) // headers.go
 	if v.cacheHdr != "" {
 		h.Add("Cache-Status", v.cacheHdr)
 	}

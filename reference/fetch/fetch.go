@@ -458,7 +458,7 @@ func (f *fetch) judge(out tried) bool {
 		f.final(http.StatusBadGateway, out.Reason)
 		return true
 	case outcome.ConnectFailure:
-		if !slices.Contains(upper(f.origin.RetryConditions), config.RetryConnectFailure) {
+		if !slices.Contains(f.origin.RetryConditions, config.RetryConnectFailure) {
 			f.final(http.StatusBadGateway, out.Reason) // ATT-8: no response, not a retry condition here
 			return true
 		}
@@ -580,9 +580,9 @@ func hostAllowed(list []string, u *url.URL) bool {
 }
 
 // matchCondition returns the first of conds that status matches (ATT-5).
+// conds are upper case (config.Effective normalizes them at load).
 func matchCondition(conds []string, status int) string {
 	for _, c := range conds {
-		c = strings.ToUpper(c)
 		var hit bool
 		switch c {
 		case config.RetryHTTP5xx:
@@ -601,14 +601,6 @@ func matchCondition(conds []string, status int) string {
 		}
 	}
 	return ""
-}
-
-func upper(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strings.ToUpper(s)
-	}
-	return out
 }
 
 // record logs an attempt (LOG-1, LOG-2) and keeps it.

@@ -24,6 +24,7 @@ type route struct {
 	templateRewrite  *pathtemplate.Rewrite
 	hostRewrite      string
 	redirect         *redirectSpec
+	respHeaders      *ResponseHeaders
 }
 
 type pathKind int
@@ -53,6 +54,11 @@ var methodOrder = []string{"GET", "HEAD", "OPTIONS", "PUT", "POST", "DELETE", "P
 
 func compileRoute(rr config.RouteRule, field string) (*route, error) {
 	r := &route{rule: rr}
+	rh, err := compileResponseHeaders(rr.HeaderAction, field)
+	if err != nil {
+		return nil, err
+	}
+	r.respHeaders = rh
 
 	// Exactly one of origin and urlRedirect (a Result has exactly one).
 	switch {
@@ -73,7 +79,6 @@ func compileRoute(rr config.RouteRule, field string) (*route, error) {
 		r.matches = append(r.matches, m)
 	}
 
-	var err error
 	if r.methods, r.allow, err = compileMethods(rr.RouteMethods, field); err != nil {
 		return nil, err
 	}

@@ -40,6 +40,10 @@ type Result struct {
 	Origin      string // origin name, or "" when Redirect is set
 
 	Redirect *Redirect // urlRedirect answered at the edge, or nil
+
+	// ResponseHeaders is the route's compiled response header action
+	// (ApplyResponseHeaders); nil when it has none.
+	ResponseHeaders *ResponseHeaders
 }
 
 // Redirect is a redirect the edge answers itself (route urlRedirect).
@@ -197,6 +201,8 @@ func (r *route) result(req *http.Request, pmName, path string, m *matchRule, cap
 		Priority:    int64(r.rule.Priority),
 		Captures:    caps,
 		Path:        path,
+
+		ResponseHeaders: r.respHeaders,
 	}
 	rawQuery := ""
 	if req.URL != nil {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/headervars"
 )
 
 // newRouter compiles a service written in YAML (Media CDN's field names).
@@ -833,14 +834,18 @@ func TestApplyHeaders(t *testing.T) {
 		t.Errorf("request headers:\n got %v\nwant %v", req, wantReq)
 	}
 	resp := http.Header{"Server": {"origin"}, "Cache-Control": {"max-age=60"}, "Via": {"1.1 origin"}}
-	ApplyResponseHeaders(resp, a)
+	rh, err := compileResponseHeaders(a, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ApplyResponseHeaders(resp, rh, nil)
 	wantResp := http.Header{"Cache-Control": {"no-store"}, "Via": {"1.1 origin", "edge"}}
 	if !reflect.DeepEqual(resp, wantResp) {
 		t.Errorf("response headers:\n got %v\nwant %v", resp, wantResp)
 	}
 	h := http.Header{"A": {"1"}}
 	ApplyRequestHeaders(h, nil)
-	ApplyResponseHeaders(h, nil)
+	ApplyResponseHeaders(h, nil, nil)
 	if len(h) != 1 {
 		t.Errorf("a nil action changed headers: %v", h)
 	}
@@ -865,4 +870,43 @@ func TestConcurrentRoute(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// Response header values with Media CDN's variables are rendered per
+// response from the Facts; request headers are sent as written.
+func TestResponseHeaderVariables(t *testing.T) {
+	a := &config.HeaderAction{ResponseHeadersToAdd: []config.HeaderToAdd{
+		{HeaderName: "x-cache-status", HeaderValue: "{cdn_cache_status}"},
+		{HeaderName: "x-geo", HeaderValue: "region={client_region}; node={cdn_cache_id}", Replace: true},
+		{HeaderName: "x-literal", HeaderValue: "{not a variable}"},
+	}}
+	rh, err := compileResponseHeaders(a, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rh.Dynamic() {
+		t.Fatal("Dynamic() = false for values with variables")
+	}
+	for _, tc := range []struct {
+		f           headervars.Facts
+		status, geo string
+	}{
+		{headervars.Facts{CacheStatus: "hit", CacheID: "edge-a", Geo: &headervars.Geo{Region: "FR"}}, "hit", "region=FR; node=edge-a"},
+		{headervars.Facts{CacheStatus: "miss", CacheID: "edge-b"}, "miss", "region=; node=edge-b"},
+	} {
+		h := http.Header{"X-Geo": {"origin's"}}
+		ApplyResponseHeaders(h, rh, &tc.f)
+		if got := h.Get("X-Cache-Status"); got != tc.status {
+			t.Errorf("x-cache-status = %q, want %q", got, tc.status)
+		}
+		if got := h.Values("X-Geo"); len(got) != 1 || got[0] != tc.geo {
+			t.Errorf("x-geo = %q, want [%q]", got, tc.geo)
+		}
+		if got := h.Get("X-Literal"); got != "{not a variable}" {
+			t.Errorf("x-literal = %q", got)
+		}
+	}
+	if _, err := compileResponseHeaders(&config.HeaderAction{ResponseHeadersToAdd: []config.HeaderToAdd{{HeaderName: "x", HeaderValue: "{cdn_cache_statuz}"}}}, "r"); err == nil || !strings.Contains(err.Error(), "cdn_cache_statuz") {
+		t.Errorf("unknown variable: err = %v", err)
+	}
 }

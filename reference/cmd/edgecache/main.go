@@ -1,13 +1,25 @@
 // Command edgecache runs the reference edge cache on a Media CDN
-// configuration (EdgeCacheOrigin and EdgeCacheService resources in one YAML
-// file; see package config).
+// configuration (EdgeCacheOrigin and EdgeCacheService resources: one
+// combined YAML file, or the files gcloud exports, one resource each; see
+// package config and docs/mediacdn-config.md).
 //
-//	edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM_FILE]...
+//	edgecache serve --config FILE|DIR... --listen ADDR [--lab] [--origin-ca PEM_FILE]...
 //	                [--resolve HOST=IP]... [--admin ADDR] [--log-format json|text] [--log-level LEVEL]
 //	                [--secrets DIR] [--gcs-endpoint URL] [--gcs-token-file FILE]
 //	                [--cache-size SIZE] [--cache-dir DIR] [--name NAME]
 //	                [--shield URL] [--shield-region REGION=URL]...
-//	edgecache validate --config FILE [--lab] [--secrets DIR]
+//	                [--client-region CODE] [--client-region-subdivision CODE]
+//	                [--client-city NAME] [--client-city-lat-long LAT,LONG]
+//	edgecache validate --config FILE|DIR... [--lab] [--secrets DIR]
+//	(both: [--allow-unimplemented])
+//
+// --config is repeatable and takes a directory (its *.yaml, *.yml, *.json).
+// A Media CDN field the reference does not implement (config.
+// NotImplementedFields) is an error naming it; --allow-unimplemented accepts
+// it with one warning per field (validate prints them, serve logs them).
+// --client-region and its siblings are the client geography the response
+// header variables {client_region} etc. render, the same for every client
+// (empty when not given): the reference has no IP geolocation.
 //
 // serve prints "listening URL" (and "admin URL" with --admin) on standard
 // output once it accepts connections; logs (one JSON record per client

@@ -22,6 +22,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/headervars"
 	"github.com/edgeconform/edgeconform/reference/logsink"
 	"github.com/edgeconform/edgeconform/reference/node"
 	"github.com/edgeconform/edgeconform/reference/receive"
@@ -115,7 +116,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "validate":
 		return validate(args[1:], stdout)
 	case "-h", "--help", "help":
-		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n                       [--secrets DIR] [--max-header-bytes SIZE] [--max-header-fields N] [--max-url-bytes SIZE] [--h2-max-resets N]\n                       [--gcs-endpoint URL] [--gcs-token-file FILE]\n       edgecache validate --config FILE [--lab] [--secrets DIR]\n       (both: [--max-failover-chain N] [--max-hosts N] [--max-route-rules N])")
+		fmt.Fprintln(stdout, "usage: edgecache serve --config FILE|DIR... --listen ADDR [--lab] [--origin-ca PEM]... [--resolve HOST=IP]... [--admin ADDR]\n                       [--secrets DIR] [--max-header-bytes SIZE] [--max-header-fields N] [--max-url-bytes SIZE] [--h2-max-resets N]\n                       [--gcs-endpoint URL] [--gcs-token-file FILE]\n                       [--client-region CODE] [--client-region-subdivision CODE] [--client-city NAME] [--client-city-lat-long LAT,LONG]\n       edgecache validate --config FILE|DIR... [--lab] [--secrets DIR]\n       (both: [--allow-unimplemented] [--max-failover-chain N] [--max-hosts N] [--max-route-rules N])")
 		return nil
 	}
 	return usagef("unknown command %q (want serve or validate)", args[0])
@@ -124,7 +125,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func validate(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	file := fs.String("config", "", "configuration `FILE`")
+	var files multiFlag
+	fs.Var(&files, "config", configUsage)
 	lab := fs.Bool("lab", false, "relax the lower bounds of timeouts")
 	dir := fs.String("secrets", "", "`DIR` holding the secrets awsV4Authentication names (checked when given)")
 	var opts config.Options
@@ -132,8 +134,8 @@ func validate(args []string, stdout io.Writer) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *file == "" || fs.NArg() > 0 {
-		return usagef("validate needs --config FILE and nothing else")
+	if len(files) == 0 || fs.NArg() > 0 {
+		return usagef("validate needs --config FILE (repeatable, or a directory) and nothing else")
 	}
 	if err := checkBounds(opts); err != nil {
 		return err
@@ -142,12 +144,18 @@ func validate(args []string, stdout io.Writer) error {
 	if *dir != "" {
 		opts.Secrets = secrets.Dir(*dir)
 	}
-	if _, err := config.LoadFile(*file, opts); err != nil {
-		return &invalidError{file: *file, err: err}
+	cfg, err := config.LoadFiles(files, opts)
+	if err != nil {
+		return &invalidError{file: files.String(), err: err}
 	}
-	fmt.Fprintf(stdout, "%s: valid\n", *file)
+	for _, u := range cfg.Unimplemented() {
+		fmt.Fprintf(stdout, "warning: %s\n", u.Message())
+	}
+	fmt.Fprintf(stdout, "%s: valid\n", files.String())
 	return nil
 }
+
+const configUsage = "configuration `FILE`: a combined file, or one gcloud-exported resource (repeatable; a directory reads its *.yaml, *.yml, *.json)"
 
 // boundFlags registers the configuration bounds that are the reference's
 // own (config.Options): failover chain, hosts and route rules.
@@ -155,6 +163,7 @@ func boundFlags(fs *flag.FlagSet, o *config.Options) {
 	fs.IntVar(&o.MaxFailoverChain, "max-failover-chain", config.DefaultMaxFailoverChain, "at most `N` origins in a failover chain")
 	fs.IntVar(&o.MaxHosts, "max-hosts", config.DefaultMaxHosts, "at most `N` hosts in the service's host rules")
 	fs.IntVar(&o.MaxRouteRules, "max-route-rules", config.DefaultMaxRouteRules, "at most `N` route rules in the service")
+	fs.BoolVar(&o.AllowUnimplemented, "allow-unimplemented", false, "accept Media CDN fields the reference does not implement (warning once per field)")
 }
 
 // checkBounds rejects bounds below 1.
@@ -171,7 +180,9 @@ func checkBounds(o config.Options) error {
 }
 
 type serveFlags struct {
-	file, listen, admin, logFormat string
+	files                          multiFlag
+	listen, admin, logFormat       string
+	geo                            headervars.Geo // --client-region etc.
 	logLevel                       slog.Level
 	secrets, gcsEndpoint, gcsToken string
 	lab                            bool
@@ -189,7 +200,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	f := &serveFlags{}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.file, "config", "", "configuration `FILE`")
+	fs.Var(&f.files, "config", configUsage)
 	fs.StringVar(&f.listen, "listen", "", "client-facing `ADDR` (host:port)")
 	fs.StringVar(&f.admin, "admin", "", "`ADDR` for /healthz and /metrics")
 	fs.StringVar(&f.logFormat, "log-format", "json", "json or text")
@@ -209,6 +220,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.name, "name", edge.DefaultName, "this node's `NAME` in Cache-Status")
 	fs.IntVar(&f.maxFills, "max-fills", edge.DefaultMaxFills, "fills in flight at most (`N`; a miss past it gets 503 with Retry-After; 0: no bound)")
 	boundFlags(fs, &f.bounds)
+	geoFlags(fs, &f.geo)
 	f.limits = receive.DefaultLimits()
 	headerBytes, urlBytes := byteSize(f.limits.MaxHeaderBytes), byteSize(f.limits.MaxURLBytes)
 	fs.Var(&headerBytes, "max-header-bytes", "request header fields above `SIZE` get 431 (default 64KiB)")
@@ -228,7 +240,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	switch {
 	case fs.NArg() > 0:
 		return nil, usagef("unexpected argument %q", fs.Arg(0))
-	case f.file == "":
+	case len(f.files) == 0:
 		return nil, usagef("serve needs --config FILE")
 	case f.listen == "":
 		return nil, usagef("serve needs --listen ADDR")
@@ -246,6 +258,11 @@ func parseServe(args []string) (*serveFlags, error) {
 	}
 	if _, err := f.tiers(); err != nil {
 		return nil, err
+	}
+	for _, g := range []struct{ flag, v string }{{"--client-region", f.geo.Region}, {"--client-region-subdivision", f.geo.Subdivision}, {"--client-city", f.geo.City}, {"--client-city-lat-long", f.geo.CityLatLong}} {
+		if strings.ContainsFunc(g.v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+			return nil, usagef("%s %q: must not contain control characters (it goes into response headers)", g.flag, g.v)
+		}
 	}
 	return f, nil
 }
@@ -348,40 +365,13 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// pending.
 	sink := logsink.New(stderr, logsink.Options{})
 	defer sink.Close()
-	hopts := &slog.HandlerOptions{Level: f.logLevel}
-	var log *slog.Logger
-	if f.logFormat == "text" {
-		log = slog.New(slog.NewTextHandler(sink, hopts))
-	} else {
-		log = slog.New(slog.NewJSONHandler(sink, hopts))
-	}
-	store := secrets.None
-	if f.secrets != "" {
-		store = secrets.Dir(f.secrets)
-	}
-	opts := f.bounds
-	opts.Lab, opts.Secrets = f.lab, store
-	cfg, err := config.LoadFile(f.file, opts)
-	if err != nil {
-		return &invalidError{file: f.file, err: err}
-	}
-	uopts, err := f.upstreamOptions(log)
-	if err != nil {
-		return err
-	}
-	gcs, err := f.gcs()
+	log := f.logger(sink)
+	cfg, err := f.loadConfig(log)
 	if err != nil {
 		return err
 	}
 	defer applyMemoryLimit(f.memoryLimit, int64(f.cacheSize), log)()
-	st, err := f.cacheStore()
-	if err != nil {
-		return err
-	}
-	tiers, _ := f.tiers() // checked by parseServe
-	n, err := node.New(cfg, node.WithLogger(log), node.WithUpstream(uopts), node.WithLimits(f.limits),
-		node.WithEdge(edge.WithFetch(fetch.WithGCS(gcs)), edge.WithStore(st), edge.WithName(f.name),
-			edge.WithShields(tiers), edge.WithMaxFills(maxFills(f.maxFills))))
+	n, err := f.node(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -400,28 +390,90 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	servers := []*http.Server{srv}
 	fmt.Fprintf(stdout, "listening http://%s\n", ln.Addr())
 	if f.admin != "" {
-		aln, err := net.Listen("tcp", f.admin)
+		asrv, err := serveAdmin(f.admin, metrics.Registry, errs, stdout)
 		if err != nil {
 			srv.Close()
-			return fmt.Errorf("--admin: %w", err)
+			return err
 		}
-		mux := http.NewServeMux()
-		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
-		mux.Handle("GET /metrics", promhttp.HandlerFor(metrics.Registry, promhttp.HandlerOpts{}))
-		mux.HandleFunc("GET /debug/pprof/", pprof.Index) // heap, goroutine, ... profiles (the soak reads the heap)
-		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-		asrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		servers = append(servers, asrv)
-		go func() { errs <- asrv.Serve(aln) }()
-		fmt.Fprintf(stdout, "admin http://%s\n", aln.Addr())
 	}
-	log.Info("edgecache serving", "listen", ln.Addr().String(), "config", f.file, "lab", f.lab)
+	log.Info("edgecache serving", "listen", ln.Addr().String(), "config", f.files.String(), "lab", f.lab)
 	select {
 	case err := <-errs:
 		return fmt.Errorf("serving: %w", err)
 	case <-ctx.Done():
 	}
 	log.Info("edgecache shutting down: finishing in-flight requests")
+	return shutdown(servers)
+}
+
+// logger is the log (--log-format, --log-level) writing to sink.
+func (f *serveFlags) logger(sink io.Writer) *slog.Logger {
+	hopts := &slog.HandlerOptions{Level: f.logLevel}
+	if f.logFormat == "text" {
+		return slog.New(slog.NewTextHandler(sink, hopts))
+	}
+	return slog.New(slog.NewJSONHandler(sink, hopts))
+}
+
+// loadConfig loads --config with its secrets; with --allow-unimplemented
+// it warns once for each not-implemented Media CDN field set.
+func (f *serveFlags) loadConfig(log *slog.Logger) (*config.Config, error) {
+	store := secrets.None
+	if f.secrets != "" {
+		store = secrets.Dir(f.secrets)
+	}
+	opts := f.bounds
+	opts.Lab, opts.Secrets = f.lab, store
+	cfg, err := config.LoadFiles(f.files, opts)
+	if err != nil {
+		return nil, &invalidError{file: f.files.String(), err: err}
+	}
+	for _, u := range cfg.Unimplemented() {
+		log.Warn(u.Message(), "field", u.Field, "api_field", u.Path)
+	}
+	return cfg, nil
+}
+
+// node assembles the edge cache node from the flags.
+func (f *serveFlags) node(cfg *config.Config, log *slog.Logger) (*node.Node, error) {
+	uopts, err := f.upstreamOptions(log)
+	if err != nil {
+		return nil, err
+	}
+	gcs, err := f.gcs()
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.cacheStore()
+	if err != nil {
+		return nil, err
+	}
+	tiers, _ := f.tiers() // checked by parseServe
+	return node.New(cfg, node.WithLogger(log), node.WithUpstream(uopts), node.WithLimits(f.limits),
+		node.WithEdge(edge.WithFetch(fetch.WithGCS(gcs)), edge.WithStore(st), edge.WithName(f.name),
+			edge.WithShields(tiers), edge.WithMaxFills(maxFills(f.maxFills)), edge.WithGeo(f.geo)))
+}
+
+// serveAdmin serves /healthz, /metrics and /debug/pprof on addr.
+func serveAdmin(addr string, reg *prometheus.Registry, errs chan<- error, stdout io.Writer) (*http.Server, error) {
+	aln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--admin: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index) // heap, goroutine, ... profiles (the soak reads the heap)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	asrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { errs <- asrv.Serve(aln) }()
+	fmt.Fprintf(stdout, "admin http://%s\n", aln.Addr())
+	return asrv, nil
+}
+
+// shutdown lets in-flight requests finish (up to shutdownGrace).
+func shutdown(servers []*http.Server) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	var first error
@@ -431,6 +483,16 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return first
+}
+
+// geoFlags registers the client geography the header variables render
+// ({client_region} etc.): the reference has no IP geolocation, so every
+// client gets these values ("" when not given).
+func geoFlags(fs *flag.FlagSet, g *headervars.Geo) {
+	fs.StringVar(&g.Region, "client-region", "", "{client_region} for every client: a Unicode CLDR region `CODE` such as US or FR (default: empty)")
+	fs.StringVar(&g.Subdivision, "client-region-subdivision", "", "{client_region_subdivision}: a CLDR subdivision `CODE` such as USCA")
+	fs.StringVar(&g.City, "client-city", "", "{client_city}: a city `NAME`")
+	fs.StringVar(&g.CityLatLong, "client-city-lat-long", "", "{client_city_lat_long}: `LAT,LONG`")
 }
 
 // maxFills maps --max-fills (0: no bound) to edge.WithMaxFills's argument.

@@ -97,3 +97,37 @@ func TestMediaCDNWithS3(t *testing.T) {
 		t.Fatal("-s3 without the secret was accepted")
 	}
 }
+
+// The Media CDN import files decode strictly against Google's own field
+// tree of EdgeCacheOrigin and EdgeCacheService (config.CheckAPI, from the
+// Cloud SDK's schemas), and the reference reads the same files unchanged
+// (config.LoadFiles: full names, one resource a file).
+func TestMediaCDNFilesAreAPIResources(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(envS3Secret, "test-secret-key")
+	if err := run([]string{"-format", "mediacdn", "-profile", "strict", "-ports", ports + ",s3=12", "-project", "p",
+		"-s3", "media:eu-west-1:AKIDEXAMPLE:projects/p/secrets/s3/versions/1",
+		"-client-host", "cdn.example.com", "-origin-host", "origins.example.net", "-out", dir}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	origins, err := filepath.Glob(filepath.Join(dir, "origins", "*.yaml"))
+	if err != nil || len(origins) == 0 {
+		t.Fatalf("no origin files: %v", err)
+	}
+	for _, f := range append(origins, filepath.Join(dir, "service.yaml")) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := "EdgeCacheOrigin"
+		if filepath.Base(f) == "service.yaml" {
+			kind = "EdgeCacheService"
+		}
+		if es := config.CheckAPI(data, kind); len(es) > 0 {
+			t.Errorf("%s is not a strict %s: %v", f, kind, es)
+		}
+	}
+	if _, err := config.LoadFiles([]string{filepath.Join(dir, "origins"), filepath.Join(dir, "service.yaml")}, config.Options{}); err != nil {
+		t.Errorf("the reference does not load the Media CDN files unchanged: %v", err)
+	}
+}
