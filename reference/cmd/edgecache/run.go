@@ -22,6 +22,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/logjson"
 	"github.com/edgeconform/edgeconform/reference/logsink"
 	"github.com/edgeconform/edgeconform/reference/node"
 	"github.com/edgeconform/edgeconform/reference/receive"
@@ -353,7 +354,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if f.logFormat == "text" {
 		log = slog.New(slog.NewTextHandler(sink, hopts))
 	} else {
-		log = slog.New(slog.NewJSONHandler(sink, hopts))
+		log = slog.New(logjson.New(sink, hopts)) // slog.JSONHandler's lines, faster (issue #14)
 	}
 	store := secrets.None
 	if f.secrets != "" {
