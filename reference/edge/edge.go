@@ -211,9 +211,7 @@ func (s *Server) deliver(v *visit) {
 	resp := res.Response
 	defer resp.Body.Close()
 	h := v.w.Header()
-	for k, vals := range resp.Header {
-		h[k] = append([]string(nil), vals...)
-	}
+	copyHeader(h, resp.Header)
 	upstream.RemoveHopByHop(h)
 	routing.ApplyResponseHeaders(h, v.route.Rule.HeaderAction)
 	if v.cacheHdr != "" {
@@ -231,6 +229,22 @@ func (s *Server) deliver(v *visit) {
 		return
 	}
 	s.sendAfterFirstByte(v, resp.Body, writeHead) // errors.go: a body failing at byte 0 is a 502/504
+}
+
+// copyHeader copies src's fields into dst with one allocation for all the
+// values (issue #14: one per field before); each field's slice is capped,
+// so an Add to one never overwrites the next.
+func copyHeader(dst, src http.Header) {
+	n := 0
+	for _, vals := range src {
+		n += len(vals)
+	}
+	all := make([]string, n)
+	for k, vals := range src {
+		m := copy(all, vals)
+		dst[k] = all[:m:m]
+		all = all[m:]
+	}
 }
 
 // sendBody streams body to the client, truncating visibly (TMO-6) when it

@@ -1,8 +1,10 @@
 package edge
 
 import (
+	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,5 +54,33 @@ func TestHitIsNotFlushedAndItsHeadIsDecodedOnce(t *testing.T) {
 	}
 	if ma != mb || reflect.ValueOf(ma.Header).UnsafePointer() != reflect.ValueOf(mb.Header).UnsafePointer() {
 		t.Error("two lookups of one entry decoded its metadata twice")
+	}
+}
+
+// copyHeader copies every field and value; adding to one copied field
+// changes neither the source nor the field copied beside it.
+func TestCopyHeader(t *testing.T) {
+	src := http.Header{"A": {"1", "2"}, "B": {"3"}, "C": {}, "D": {"4"}}
+	want := src.Clone()
+	dst := http.Header{"Keep": {"k"}}
+	copyHeader(dst, src)
+	for k, v := range src {
+		if !slices.Equal(dst[k], v) {
+			t.Errorf("%s: %q, want %q", k, dst[k], v)
+		}
+	}
+	for _, k := range []string{"A", "B", "C", "D"} {
+		dst.Add(k, "added")
+	}
+	if !reflect.DeepEqual(src, want) {
+		t.Errorf("the source changed: %v, want %v", src, want)
+	}
+	for k, v := range want {
+		if got := dst[k]; !slices.Equal(got, append(slices.Clone(v), "added")) {
+			t.Errorf("after Add, %s: %q, want %q + added", k, got, v)
+		}
+	}
+	if dst.Get("Keep") != "k" {
+		t.Error("a field dst had is gone")
 	}
 }
