@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -81,6 +82,7 @@ func serveCeiling(ctx context.Context, listen, docroot, origin string) error {
 		defer bufs.Put(buf)
 		io.CopyBuffer(w, resp.Body, *buf)
 	})
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile) // bench-peers -pprof
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return fmt.Errorf("ceiling listen: %w", err)

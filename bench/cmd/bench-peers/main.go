@@ -21,8 +21,8 @@
 // server on the same bytes (hits from memory, /pass/ through one
 // http.Transport), measured in the same alternation: what Go's HTTP stack
 // alone reaches against nginx here. It is informational, not counted in
-// the goal. -pprof DIR writes a CPU profile of edgecache for each row
-// (its first round, through its admin listener's /debug/pprof/profile).
+// the goal. -pprof DIR writes a CPU profile of edgecache and of the
+// ceiling for each row (their first round, /debug/pprof/profile).
 //
 //	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-rows hit-1k,...] [-pprof DIR] [-ceiling=false]
 package main
@@ -92,7 +92,7 @@ func main() {
 	flag.DurationVar(&s.latencyFor, "latency-duration", 5*time.Second, "length of the fixed-rate latency run per row (0: skip)")
 	rowsFlag := flag.String("rows", "", "comma-separated rows to run (default all: "+rowNames(allRows)+")")
 	flag.BoolVar(&s.keep, "keep", false, "keep the temporary directory (configs, logs)")
-	flag.StringVar(&s.pprofDir, "pprof", "", "write a CPU profile of edgecache per row (its first round) to `DIR`")
+	flag.StringVar(&s.pprofDir, "pprof", "", "write CPU profiles of edgecache and the ceiling per row (their first round) to `DIR`")
 	flag.BoolVar(&s.ceiling, "ceiling", true, "also measure a bare Go net/http server on the same bytes (informational)")
 	flag.Parse()
 	s.rows = allRows
@@ -297,8 +297,12 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 	for round := range s.rounds {
 		for _, im := range impls {
 			var prof func() error
-			if s.pprofDir != "" && round == 0 && im.name == "edgecache" {
-				prof = cpuProfile(ctx, adminPort, s.duration, filepath.Join(s.pprofDir, fmt.Sprintf("edgecache-%s-log-%s.pprof", r.name, mode)))
+			if s.pprofDir != "" && round == 0 && im.name != "nginx" {
+				url := fmt.Sprintf("http://127.0.0.1:%d", adminPort) // edgecache's admin listener
+				if im.name == "ceiling" {
+					url = im.base
+				}
+				prof = cpuProfile(ctx, url, s.duration, filepath.Join(s.pprofDir, fmt.Sprintf("%s-%s-log-%s.pprof", im.name, r.name, mode)))
 			}
 			res, err := runWrk(ctx, wrk, im.base+r.path, s)
 			if prof != nil {
@@ -343,12 +347,12 @@ func spread(v []float64) string {
 }
 
 // cpuProfile starts a CPU profile of edgecache (through its admin
-// listener) lasting about d, written to file; the returned func waits for it.
-func cpuProfile(ctx context.Context, adminPort int, d time.Duration, file string) func() error {
+// listener) or the ceiling (base) lasting about d, written to file; the returned func waits for it.
+func cpuProfile(ctx context.Context, base string, d time.Duration, file string) func() error {
 	done := make(chan error, 1)
 	go func() {
 		secs := max(1, int(d.Seconds())-1)
-		url := fmt.Sprintf("http://127.0.0.1:%d/debug/pprof/profile?seconds=%d", adminPort, secs)
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, secs)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
