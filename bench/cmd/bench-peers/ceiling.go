@@ -80,7 +80,10 @@ func serveCeiling(ctx context.Context, listen, docroot, origin string) error {
 		w.WriteHeader(resp.StatusCode)
 		buf := bufs.Get().(*[]byte)
 		defer bufs.Put(buf)
-		io.CopyBuffer(w, resp.Body, *buf)
+		// Through Write only: the ResponseWriter's ReadFrom would send the
+		// header in a write of its own and copy through a fresh 32 KiB
+		// buffer (net.genericReadFrom) on every response.
+		io.CopyBuffer(struct{ io.Writer }{w}, resp.Body, *buf)
 	})
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile) // bench-peers -pprof
 	ln, err := net.Listen("tcp", listen)
