@@ -234,13 +234,22 @@ func (s *Server) deliver(v *visit) {
 // copyHeader copies src's fields into dst with one allocation for all the
 // values (issue #14: one per field before); each field's slice is capped,
 // so an Add to one never overwrites the next.
-func copyHeader(dst, src http.Header) {
+func copyHeader(dst, src http.Header) { copyHeaderExcept(dst, src, nil) }
+
+// copyHeaderExcept is copyHeader without the fields skip (if not nil)
+// reports true for.
+func copyHeaderExcept(dst, src http.Header, skip func(string) bool) {
 	n := 0
-	for _, vals := range src {
-		n += len(vals)
+	for k, vals := range src {
+		if skip == nil || !skip(k) {
+			n += len(vals)
+		}
 	}
 	all := make([]string, n)
 	for k, vals := range src {
+		if skip != nil && skip(k) {
+			continue
+		}
 		m := copy(all, vals)
 		dst[k] = all[:m:m]
 		all = all[m:]
