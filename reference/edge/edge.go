@@ -214,9 +214,7 @@ func (s *Server) deliver(v *visit) {
 	resp := res.Response
 	defer resp.Body.Close()
 	h := v.w.Header()
-	for k, vals := range resp.Header {
-		h[k] = append([]string(nil), vals...)
-	}
+	copyHeader(h, resp.Header)
 	upstream.RemoveHopByHop(h)
 	s.applyResponseHeaders(h, v) // headers.go
 	if v.cacheHdr != "" {
@@ -234,6 +232,31 @@ func (s *Server) deliver(v *visit) {
 		return
 	}
 	s.sendAfterFirstByte(v, resp.Body, writeHead) // errors.go: a body failing at byte 0 is a 502/504
+}
+
+// copyHeader copies src's fields into dst with one allocation for all the
+// values (issue #14: one per field before); each field's slice is capped,
+// so an Add to one never overwrites the next.
+func copyHeader(dst, src http.Header) { copyHeaderExcept(dst, src, nil) }
+
+// copyHeaderExcept is copyHeader without the fields skip (if not nil)
+// reports true for.
+func copyHeaderExcept(dst, src http.Header, skip func(string) bool) {
+	n := 0
+	for k, vals := range src {
+		if skip == nil || !skip(k) {
+			n += len(vals)
+		}
+	}
+	all := make([]string, n)
+	for k, vals := range src {
+		if skip != nil && skip(k) {
+			continue
+		}
+		m := copy(all, vals)
+		dst[k] = all[:m:m]
+		all = all[m:]
+	}
 }
 
 // sendBody streams body to the client, truncating visibly (TMO-6) when it

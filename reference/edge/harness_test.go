@@ -18,6 +18,7 @@ import (
 	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/emulators/originemu"
 	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/logjson"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
@@ -84,7 +85,7 @@ func newRig(t testing.TB, cfgTemplate string, opts ...Option) *rig {
 		t.Fatalf("config: %v\n%s", err, buf.String())
 	}
 	logs := &syncBuffer{}
-	log := slog.New(slog.NewJSONHandler(logs, nil))
+	log := slog.New(logjson.New(logs, nil)) // the JSON lines edgecache serve writes
 	client := upstream.New(upstream.Options{RootCAs: emu.CA().Pool(), Logger: log, Resolve: map[string]string{
 		"primary.test": "127.0.0.1", "backup.test": "127.0.0.1", "origin.test": "127.0.0.1", "other.test": "127.0.0.1",
 	}})

@@ -1,10 +1,14 @@
 package edge
 
 import (
+	"maps"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/reference/cache/entry"
@@ -52,5 +56,84 @@ func TestHitIsNotFlushedAndItsHeadIsDecodedOnce(t *testing.T) {
 	}
 	if ma != mb || reflect.ValueOf(ma.Header).UnsafePointer() != reflect.ValueOf(mb.Header).UnsafePointer() {
 		t.Error("two lookups of one entry decoded its metadata twice")
+	}
+}
+
+// copyHeader copies every field and value; adding to one copied field
+// changes neither the source nor the field copied beside it.
+func TestCopyHeader(t *testing.T) {
+	src := http.Header{"A": {"1", "2"}, "B": {"3"}, "C": {}, "D": {"4"}}
+	want := src.Clone()
+	dst := http.Header{"Keep": {"k"}}
+	copyHeader(dst, src)
+	for k, v := range src {
+		if !slices.Equal(dst[k], v) {
+			t.Errorf("%s: %q, want %q", k, dst[k], v)
+		}
+	}
+	for _, k := range []string{"A", "B", "C", "D"} {
+		dst.Add(k, "added")
+	}
+	if !reflect.DeepEqual(src, want) {
+		t.Errorf("the source changed: %v, want %v", src, want)
+	}
+	for k, v := range want {
+		if got := dst[k]; !slices.Equal(got, append(slices.Clone(v), "added")) {
+			t.Errorf("after Add, %s: %q, want %q + added", k, got, v)
+		}
+	}
+	if dst.Get("Keep") != "k" {
+		t.Error("a field dst had is gone")
+	}
+}
+
+// serveWhole answers a request without Range or conditionals exactly as
+// http.ServeContent does: the same status, head and body (issue #14: the
+// direct path of a hit).
+func TestServeWholeIsServeContent(t *testing.T) {
+	srv := &Server{}
+	lm := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		method  string
+		header  http.Header
+		modTime time.Time
+		body    string
+	}{
+		{"get", "GET", http.Header{"Content-Type": {"application/octet-stream"}, "Etag": {`"v1"`}}, lm, strings.Repeat("x", 70<<10)},
+		{"head", "HEAD", http.Header{"Content-Type": {"text/plain"}}, lm, "hello"},
+		{"no content type sent", "GET", http.Header{"Content-Type": nil}, time.Time{}, "<html>"},
+		{"content encoding", "GET", http.Header{"Content-Type": {"text/plain"}, "Content-Encoding": {"gzip"}}, lm, "zzz"},
+		{"last-modified rewritten", "GET", http.Header{"Content-Type": {"a/b"}, "Last-Modified": {"Monday, 30-Nov-26 10:00:00 GMT"}}, lm, "b"},
+		{"epoch", "GET", http.Header{"Content-Type": {"a/b"}}, time.Unix(0, 0), "b"},
+		{"empty", "GET", http.Header{"Content-Type": {"a/b"}}, lm, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, "http://client.example/o", nil)
+			want, got := httptest.NewRecorder(), httptest.NewRecorder()
+			maps.Copy(want.Header(), tc.header)
+			maps.Copy(got.Header(), tc.header)
+			http.ServeContent(want, req, "", tc.modTime, strings.NewReader(tc.body))
+			sw := &statusWriter{ResponseWriter: got}
+			if !srv.serveWhole(sw, req, tc.modTime, strings.NewReader(tc.body)) {
+				t.Fatal("serveWhole declined")
+			}
+			sw.commit()
+			if got.Code != want.Code || !reflect.DeepEqual(got.Header(), want.Header()) || got.Body.String() != want.Body.String() {
+				t.Fatalf("serveWhole: %d %v %d bytes\nServeContent: %d %v %d bytes",
+					got.Code, got.Header(), got.Body.Len(), want.Code, want.Header(), want.Body.Len())
+			}
+		})
+	}
+	// Without a Content-Type field ServeContent sniffs: serveWhole declines.
+	if srv.serveWhole(&statusWriter{ResponseWriter: httptest.NewRecorder()}, httptest.NewRequest("GET", "/", nil), lm, strings.NewReader("x")) {
+		t.Error("serveWhole answered a response whose type ServeContent would sniff")
+	}
+	for _, h := range []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.Header.Set(h, "x")
+		if plainRequest(req) {
+			t.Errorf("a request with %s is plain: ServeContent must answer it (RNG-3)", h)
+		}
 	}
 }

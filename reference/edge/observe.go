@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/fetch"
@@ -77,7 +78,15 @@ type Metrics struct {
 	attempts  *prometheus.CounterVec
 	attemptD  *prometheus.HistogramVec
 	cache     *prometheus.CounterVec
+	// The counters of each status and cache status, resolved once
+	// (WithLabelValues hashes its labels on every call: issue #14).
+	// Resolved on first use, so a series appears only once counted.
+	byStatus [500]atomic.Pointer[prometheus.Counter] // statuses 100-599
+	byCache  [len(cacheStatuses)]atomic.Pointer[prometheus.Counter]
 }
+
+// cacheStatuses are the log's cache_status values (cache.go).
+var cacheStatuses = [...]string{"hit", "miss", "revalidated", "collapsed", "bypass"}
 
 // NewMetrics registers the edge's series in a fresh registry.
 func NewMetrics() *Metrics {
@@ -130,20 +139,51 @@ func (m *Metrics) RegisterCache(s *Server) {
 }
 
 func (m *Metrics) observeCache(status string) {
-	if m != nil {
-		m.cache.WithLabelValues(status).Inc()
+	if m == nil {
+		return
 	}
+	for i, st := range cacheStatuses {
+		if st == status {
+			resolved(&m.byCache[i], m.cache, status).Inc()
+			return
+		}
+	}
+	m.cache.WithLabelValues(status).Inc()
 }
 
 func (m *Metrics) observeRequest(status int, truncated bool, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(strconv.Itoa(status)).Inc()
+	m.statusCounter(status).Inc()
 	if truncated {
 		m.truncated.Inc()
 	}
 	m.latency.Observe(d.Seconds())
+}
+
+// statusCounter is the requests counter of status, resolved once per
+// status in 100-599.
+func (m *Metrics) statusCounter(status int) prometheus.Counter {
+	if status < 100 || status > 599 {
+		return m.requests.WithLabelValues(strconv.Itoa(status))
+	}
+	slot := &m.byStatus[status-100]
+	if c := slot.Load(); c != nil {
+		return *c // no label to format
+	}
+	return resolved(slot, m.requests, strconv.Itoa(status))
+}
+
+// resolved is the counter in slot, resolved from vec with label on first
+// use (a race resolves the same counter twice, harmlessly).
+func resolved(slot *atomic.Pointer[prometheus.Counter], vec *prometheus.CounterVec, label string) prometheus.Counter {
+	if c := slot.Load(); c != nil {
+		return *c
+	}
+	c := vec.WithLabelValues(label)
+	slot.Store(&c)
+	return c
 }
 
 func (m *Metrics) observeFetch(res *fetch.Result) {

@@ -45,7 +45,7 @@ func (f *fetch) choose(o config.EffectiveOrigin, resp *http.Response, cancel con
 	b := &body{
 		rc: resp.Body, cancel: cancel, expect: expect,
 		readTimeout: readTimeout, responseTimeout: o.ResponseTimeout,
-		log: f.e.log.With("request_id", f.req.RequestID, "origin", o.Name),
+		log: f.e.log, requestID: f.req.RequestID, origin: o.Name,
 	}
 	// The gap timer runs from the headers until the first body byte.
 	b.gap = time.AfterFunc(readTimeout, func() { b.fire(ErrReadTimeout, readTimeout) })
@@ -66,6 +66,8 @@ type body struct {
 	readTimeout     time.Duration
 	responseTimeout time.Duration
 	log             *slog.Logger
+	requestID       string // for the log, with origin (not a log.With per response: issue #14)
+	origin          string
 
 	mu       sync.Mutex
 	n        int64
@@ -144,7 +146,8 @@ func (b *body) fire(which error, d time.Duration) {
 }
 
 func (b *body) logTruncated(timeout string, err error) {
-	b.log.Warn("origin response truncated", "timeout", timeout, "bytes", b.n, "expected", b.expect, "err", err.Error())
+	b.log.Warn("origin response truncated", "request_id", b.requestID, "origin", b.origin,
+		"timeout", timeout, "bytes", b.n, "expected", b.expect, "err", err.Error())
 }
 
 func (b *body) endLocked(err error) {

@@ -606,20 +606,23 @@ func matchCondition(conds []string, status int) string {
 // record logs an attempt (LOG-1, LOG-2) and keeps it.
 func (f *fetch) record(a Attempt) {
 	f.res.Attempts = append(f.res.Attempts, a)
-	attrs := []any{"request_id", f.req.RequestID, "attempt", a.N, "origin", a.Origin, "origin_ip", a.IP,
-		"host", a.Host, "protocol", a.Protocol, "status", a.Status, "outcome", a.Outcome.String(),
-		"latency_ms", a.Duration.Milliseconds()}
-	if a.Err != "" {
-		attrs = append(attrs, "err", a.Err)
+	if !f.e.log.Enabled(context.Background(), slog.LevelInfo) {
+		return // no attributes built for a record not written (issue #14)
 	}
-	f.e.log.Info("origin attempt", attrs...)
+	attrs := []slog.Attr{slog.String("request_id", f.req.RequestID), slog.Int("attempt", a.N), slog.String("origin", a.Origin),
+		slog.String("origin_ip", a.IP), slog.String("host", a.Host), slog.String("protocol", a.Protocol), slog.Int("status", a.Status),
+		slog.String("outcome", a.Outcome.String()), slog.Int64("latency_ms", a.Duration.Milliseconds())}
+	if a.Err != "" {
+		attrs = append(attrs, slog.String("err", a.Err))
+	}
+	f.e.log.LogAttrs(context.Background(), slog.LevelInfo, "origin attempt", attrs...)
 }
 
 // finish logs the fetch summary and returns the result.
 func (f *fetch) finish() *Result {
-	f.e.log.Info("origin fetch", "request_id", f.req.RequestID, "origin", f.res.Origin,
-		"attempts", len(f.res.Attempts), "status", f.res.Status, "proxy_status", string(f.res.Reason),
-		"latency_ms", time.Since(f.start).Milliseconds())
+	f.e.log.LogAttrs(context.Background(), slog.LevelInfo, "origin fetch", slog.String("request_id", f.req.RequestID),
+		slog.String("origin", f.res.Origin), slog.Int("attempts", len(f.res.Attempts)), slog.Int("status", f.res.Status),
+		slog.String("proxy_status", string(f.res.Reason)), slog.Int64("latency_ms", time.Since(f.start).Milliseconds()))
 	return f.res
 }
 

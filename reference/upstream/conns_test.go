@@ -182,6 +182,39 @@ func TestHTTP1ConnectionsBounded(t *testing.T) {
 	}
 }
 
+// Issue #14: the HTTP/1.1 keep-alive pool is sized to the load: after a
+// burst of concurrent requests every connection stays idle, so the next
+// burst of as many reuses them all and dials none (a pool of fewer idle
+// slots closed the surplus at each burst and redialled it the next).
+func TestHTTP1IdlePoolSizedToLoad(t *testing.T) {
+	e := startEmu(t)
+	c := newClient(t, e)
+	tgt := target(t, e, config.ProtocolHTTP, "http", "origin.test")
+	// Every request takes a while, so a burst's requests are all in flight
+	// at once and each needs a connection of its own.
+	if _, err := e.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/burst/"}, Unlimited: true,
+		Action: rules.Action{Delay: rules.Duration(50 * time.Millisecond)}}); err != nil {
+		t.Fatal(err)
+	}
+	const workers = 64
+	for burst := range 2 {
+		if failed := load(t, c, tgt, fmt.Sprintf("/burst/%d/", burst), workers, 1); failed != 0 {
+			t.Fatalf("burst %d: %d requests failed", burst+1, failed)
+		}
+	}
+	conns := e.Journal().Query(journal.Query{Listener: "http"}).Conns
+	closed := 0
+	for _, cn := range conns {
+		if !cn.Closed.IsZero() {
+			closed++
+		}
+	}
+	if len(conns) > workers || closed > 0 {
+		t.Fatalf("two bursts of %d concurrent requests used %d connections (%d closed), want at most %d, none closed",
+			workers, len(conns), closed, workers)
+	}
+}
+
 // h2Open is the number of open connections of an h2 target's round
 // tripper.
 func (c *Client) h2Open(t Target) int {

@@ -20,8 +20,10 @@
 // an h2 target has one connection at a time, shared by all its requests
 // (those beyond the origin's stream limit wait on it), and a new one only
 // when that one is going away, dialled once for all who need it; an
-// HTTP/1.1 target at most Options.MaxConnsPerTarget connections, of which
-// 32 may stay idle; an idle connection closes after Options.IdleTimeout.
+// HTTP/1.1 target at most Options.MaxConnsPerTarget connections, all of
+// which may stay idle between requests (a pool smaller than the load
+// closes and redials connections at every burst); an idle connection
+// closes after Options.IdleTimeout.
 // The client never adds Accept-Encoding or a
 // User-Agent of its own, never uses a proxy from the environment and never
 // follows redirects.
@@ -81,8 +83,6 @@ type Options struct {
 const (
 	DefaultIdleTimeout       = 30 * time.Second
 	DefaultMaxConnsPerTarget = 128
-	// maxIdlePerTarget is how many idle HTTP/1.1 connections a target keeps.
-	maxIdlePerTarget = 32
 	// h2MaxConns bounds an h2 target's open connections: the current one
 	// and those going away (draining their streams after a GOAWAY).
 	h2MaxConns = 4
@@ -330,9 +330,13 @@ func (c *Client) roundTripper(t Target) (http.RoundTripper, error) {
 			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 				return c.dialTCP(ctx, t)
 			},
-			DisableCompression:  true,
-			MaxConnsPerHost:     c.maxConns,
-			MaxIdleConnsPerHost: min(maxIdlePerTarget, c.maxConns),
+			DisableCompression: true,
+			MaxConnsPerHost:    c.maxConns,
+			// Every connection may stay idle: with fewer idle slots than
+			// requests in flight, each burst's surplus connections are
+			// closed and redialled (issue #14: 64 clients through a pool
+			// of 32 closed ~900 origin connections a second).
+			MaxIdleConnsPerHost: c.maxConns,
 			IdleConnTimeout:     c.idle,
 			TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
 			Protocols:           protocols,

@@ -20,6 +20,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/logjson"
 	"github.com/edgeconform/edgeconform/reference/node"
 	"github.com/edgeconform/edgeconform/reference/secrets"
 	"github.com/edgeconform/edgeconform/reference/shield"
@@ -112,7 +113,7 @@ func startReference(ctx context.Context, prof topology.Profile, s Settings) (t *
 	}
 
 	logs := &recorder{}
-	log := slog.New(slog.NewJSONHandler(logs, nil))
+	log := slog.New(logjson.New(logs, nil)) // the JSON lines edgecache serve writes
 	resolve := map[string]string{}
 	for _, h := range []string{refOriginHost, refAltHost, refRouteRewrite, refOriginRewrit, refStorageHost} {
 		resolve[h] = "127.0.0.1"

@@ -17,7 +17,14 @@
 // Go generator: latency from each request's scheduled time) and each
 // server's peak RSS (VmHWM, nginx's master and workers summed).
 //
-//	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-rows hit-1k,...]
+// A third implementation, the ceiling (ceiling.go), is a bare Go net/http
+// server on the same bytes (hits from memory, /pass/ through one
+// http.Transport), measured in the same alternation: what Go's HTTP stack
+// alone reaches against nginx here. It is informational, not counted in
+// the goal. -pprof DIR writes a CPU profile of edgecache and of the
+// ceiling for each row (their first round, /debug/pprof/profile).
+//
+//	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-rows hit-1k,...] [-pprof DIR] [-ceiling=false]
 package main
 
 import (
@@ -64,9 +71,20 @@ type settings struct {
 	latencyFor  time.Duration
 	rows        []row
 	keep        bool
+	pprofDir    string // a CPU profile of edgecache per row, when set
+	ceiling     bool   // measure the bare Go net/http ceiling too
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "-"+ceilingFlag {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		if err := ceilingMain(ctx, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench-peers:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var s settings
 	flag.IntVar(&s.rounds, "rounds", 3, "alternating rounds per row and implementation")
 	flag.DurationVar(&s.duration, "duration", 5*time.Second, "length of one wrk round")
@@ -74,6 +92,8 @@ func main() {
 	flag.DurationVar(&s.latencyFor, "latency-duration", 5*time.Second, "length of the fixed-rate latency run per row (0: skip)")
 	rowsFlag := flag.String("rows", "", "comma-separated rows to run (default all: "+rowNames(allRows)+")")
 	flag.BoolVar(&s.keep, "keep", false, "keep the temporary directory (configs, logs)")
+	flag.StringVar(&s.pprofDir, "pprof", "", "write CPU profiles of edgecache and the ceiling per row (their first round) to `DIR`")
+	flag.BoolVar(&s.ceiling, "ceiling", true, "also measure a bare Go net/http server on the same bytes (informational)")
 	flag.Parse()
 	s.rows = allRows
 	if *rowsFlag != "" {
@@ -135,7 +155,12 @@ func run(ctx context.Context, s settings) error {
 			}
 		}
 	}
-	ports, err := freePorts(3)
+	if s.pprofDir != "" {
+		if err := os.MkdirAll(s.pprofDir, 0o755); err != nil {
+			return fmt.Errorf("-pprof: %w", err)
+		}
+	}
+	ports, err := freePorts(5) // origin, nginx proxy, edgecache, ceiling, edgecache admin
 	if err != nil {
 		return err
 	}
@@ -147,8 +172,12 @@ func run(ctx context.Context, s settings) error {
 	if err := waitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/hit/1k.bin", ports[0])); err != nil {
 		return fmt.Errorf("origin: %w\n%s", err, origin.tail())
 	}
-	fmt.Printf("bench-peers: %d round(s) of %v per row and implementation, wrk -t1 -c%d, alternating nginx / edgecache\n",
-		s.rounds, s.duration, s.connections)
+	order := "nginx / edgecache"
+	if s.ceiling {
+		order += " / Go ceiling"
+	}
+	fmt.Printf("bench-peers: %d round(s) of %v per row and implementation, wrk -t1 -c%d, alternating %s\n",
+		s.rounds, s.duration, s.connections, order)
 	var tables []string
 	for _, logging := range []bool{true, false} {
 		t, err := measure(ctx, s, dir, nginx, wrk, edgecache, ports, logging)
@@ -162,7 +191,15 @@ func run(ctx context.Context, s settings) error {
 	return nil
 }
 
-// measure runs every row with logging on or off in both proxies.
+// impl is one implementation under test.
+type impl struct {
+	name string
+	base string
+	p    *proc
+}
+
+// measure runs every row with logging on or off in both proxies (the
+// ceiling never logs).
 func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string, ports []int, logging bool) (string, error) {
 	mode := "off"
 	if logging {
@@ -173,29 +210,22 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 		return "", err
 	}
 	defer proxy.stop()
-	edge := &proc{name: "edgecache"}
-	cfg := filepath.Join(dir, "edgecache.yaml")
-	if err := os.WriteFile(cfg, []byte(edgeConf(ports[0])), 0o644); err != nil {
-		return "", err
-	}
-	args := []string{"serve", "--config", cfg, "--listen", fmt.Sprintf("127.0.0.1:%d", ports[2]), "--cache-size", "512MiB"}
-	logFile := os.DevNull
-	if logging {
-		logFile = filepath.Join(dir, "edgecache-"+mode+".log")
-	} else {
-		args = append(args, "--log-level", "warn")
-	}
-	if err := edge.start(ctx, logFile, edgecache, args...); err != nil {
+	edge, err := startEdge(ctx, s, dir, edgecache, ports, logging)
+	if err != nil {
 		return "", err
 	}
 	defer edge.stop()
-	impls := []struct {
-		name string
-		base string
-		p    *proc
-	}{
+	impls := []impl{
 		{"nginx", fmt.Sprintf("http://127.0.0.1:%d", ports[1]), proxy},
 		{"edgecache", fmt.Sprintf("http://127.0.0.1:%d", ports[2]), edge},
+	}
+	if s.ceiling {
+		c, err := startCeiling(ctx, dir, ports)
+		if err != nil {
+			return "", err
+		}
+		defer c.stop()
+		impls = append(impls, impl{"ceiling", fmt.Sprintf("http://127.0.0.1:%d", ports[3]), c})
 	}
 	for _, im := range impls {
 		if err := waitHTTP(ctx, im.base+"/hit/1k.bin"); err != nil {
@@ -204,46 +234,143 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### logging %s\n\n", mode)
-	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx p50/p99 | edgecache p50/p99 | at rate |\n|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx p50/p99 | edgecache p50/p99 | at rate |")
+	if s.ceiling {
+		fmt.Fprintf(&b, " Go ceiling req/s (median, min–max) | ceiling ÷ nginx | edgecache ÷ ceiling |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	} else {
+		fmt.Fprintf(&b, "\n|---|---|---|---|---|---|---|\n")
+	}
 	for _, r := range s.rows {
-		for _, im := range impls { // fill the caches; every response must be complete
-			if err := checkFull(ctx, im.base+r.path, r.size, 3); err != nil {
-				return "", fmt.Errorf("%s %s: %w", im.name, r.name, err)
-			}
+		line, err := measureRow(ctx, s, wrk, impls, r, mode, ports[4])
+		if err != nil {
+			return "", err
 		}
-		rps := map[string][]float64{}
-		for round := range s.rounds {
-			for _, im := range impls {
-				res, err := runWrk(ctx, wrk, im.base+r.path, s)
-				if err != nil {
-					return "", fmt.Errorf("%s %s round %d: %w", im.name, r.name, round+1, err)
-				}
-				if err := res.complete(r.size); err != nil {
-					return "", fmt.Errorf("%s %s round %d: not counted: %w", im.name, r.name, round+1, err)
-				}
-				rps[im.name] = append(rps[im.name], res.rps)
-				fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s\n", mode, r.name, im.name, round+1, res.rps)
-			}
-		}
-		lat := map[string]string{}
-		for _, im := range impls {
-			if s.latencyFor <= 0 {
-				lat[im.name] = "—"
-				continue
-			}
-			p50, p99, err := fixedRate(ctx, im.base+r.path, r.size, r.rate, s.latencyFor, s.connections)
-			if err != nil {
-				return "", fmt.Errorf("%s %s fixed rate: %w", im.name, r.name, err)
-			}
-			lat[im.name] = fmt.Sprintf("%s / %s", fmtDur(p50), fmtDur(p99))
-		}
-		n, e := median(rps["nginx"]), median(rps["edgecache"])
-		fmt.Fprintf(&b, "| %s | %.0f (%.0f–%.0f) | %.0f (%.0f–%.0f) | **%.2f×** | %s | %s | %d/s |\n", r.name,
-			n, slices.Min(rps["nginx"]), slices.Max(rps["nginx"]), e, slices.Min(rps["edgecache"]), slices.Max(rps["edgecache"]),
-			e/n, lat["nginx"], lat["edgecache"], r.rate)
+		b.WriteString(line)
 	}
 	fmt.Fprintf(&b, "\npeak RSS (VmHWM): nginx proxy (master + workers) %s, edgecache %s\n", fmtBytes(proxy.peakRSS()), fmtBytes(edge.peakRSS()))
 	return b.String(), nil
+}
+
+// startEdge starts edgecache on ports[2] with its admin listener (pprof)
+// on ports[4].
+func startEdge(ctx context.Context, s settings, dir, edgecache string, ports []int, logging bool) (*proc, error) {
+	edge := &proc{name: "edgecache"}
+	cfg := filepath.Join(dir, "edgecache.yaml")
+	if err := os.WriteFile(cfg, []byte(edgeConf(ports[0])), 0o644); err != nil {
+		return nil, err
+	}
+	args := []string{"serve", "--config", cfg, "--listen", fmt.Sprintf("127.0.0.1:%d", ports[2]), "--cache-size", "512MiB",
+		"--admin", fmt.Sprintf("127.0.0.1:%d", ports[4])}
+	logFile := os.DevNull
+	if logging {
+		logFile = filepath.Join(dir, "edgecache-log-on.log")
+	} else {
+		args = append(args, "--log-level", "warn")
+	}
+	if err := edge.start(ctx, logFile, edgecache, args...); err != nil {
+		return nil, err
+	}
+	return edge, nil
+}
+
+// startCeiling runs this program as the bare Go server on ports[3].
+func startCeiling(ctx context.Context, dir string, ports []int) (*proc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this program for the ceiling: %w", err)
+	}
+	c := &proc{name: "Go ceiling"}
+	err = c.start(ctx, filepath.Join(dir, "ceiling.out"), self, "-"+ceilingFlag,
+		fmt.Sprintf("127.0.0.1:%d", ports[3]), filepath.Join(dir, "docroot"), fmt.Sprintf("http://127.0.0.1:%d", ports[0]))
+	return c, err
+}
+
+// measureRow runs one row's alternating rounds and latency runs and
+// returns its table line.
+func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row, mode string, adminPort int) (string, error) {
+	for _, im := range impls { // fill the caches; every response must be complete
+		if err := checkFull(ctx, im.base+r.path, r.size, 3); err != nil {
+			return "", fmt.Errorf("%s %s: %w", im.name, r.name, err)
+		}
+	}
+	rps := map[string][]float64{}
+	for round := range s.rounds {
+		for _, im := range impls {
+			var prof func() error
+			if s.pprofDir != "" && round == 0 && im.name != "nginx" {
+				url := fmt.Sprintf("http://127.0.0.1:%d", adminPort) // edgecache's admin listener
+				if im.name == "ceiling" {
+					url = im.base
+				}
+				prof = cpuProfile(ctx, url, s.duration, filepath.Join(s.pprofDir, fmt.Sprintf("%s-%s-log-%s.pprof", im.name, r.name, mode)))
+			}
+			res, err := runWrk(ctx, wrk, im.base+r.path, s)
+			if prof != nil {
+				if perr := prof(); perr != nil {
+					fmt.Fprintf(os.Stderr, "bench-peers: profiling %s: %v\n", r.name, perr)
+				}
+			}
+			if err != nil {
+				return "", fmt.Errorf("%s %s round %d: %w", im.name, r.name, round+1, err)
+			}
+			if err := res.complete(r.size); err != nil {
+				return "", fmt.Errorf("%s %s round %d: not counted: %w", im.name, r.name, round+1, err)
+			}
+			rps[im.name] = append(rps[im.name], res.rps)
+			fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s\n", mode, r.name, im.name, round+1, res.rps)
+		}
+	}
+	lat := map[string]string{}
+	for _, im := range impls[:2] {
+		if s.latencyFor <= 0 {
+			lat[im.name] = "—"
+			continue
+		}
+		p50, p99, err := fixedRate(ctx, im.base+r.path, r.size, r.rate, s.latencyFor, s.connections)
+		if err != nil {
+			return "", fmt.Errorf("%s %s fixed rate: %w", im.name, r.name, err)
+		}
+		lat[im.name] = fmt.Sprintf("%s / %s", fmtDur(p50), fmtDur(p99))
+	}
+	n, e := median(rps["nginx"]), median(rps["edgecache"])
+	line := fmt.Sprintf("| %s | %s | %s | **%.2f×** | %s | %s | %d/s |", r.name, spread(rps["nginx"]), spread(rps["edgecache"]),
+		e/n, lat["nginx"], lat["edgecache"], r.rate)
+	if c, ok := rps["ceiling"]; ok {
+		line += fmt.Sprintf(" %s | %.2f× | %.2f× |", spread(c), median(c)/n, e/median(c))
+	}
+	return line + "\n", nil
+}
+
+// spread is "median (min–max)".
+func spread(v []float64) string {
+	return fmt.Sprintf("%.0f (%.0f–%.0f)", median(v), slices.Min(v), slices.Max(v))
+}
+
+// cpuProfile starts a CPU profile of edgecache (through its admin
+// listener) or the ceiling (base) lasting about d, written to file; the returned func waits for it.
+func cpuProfile(ctx context.Context, base string, d time.Duration, file string) func() error {
+	done := make(chan error, 1)
+	go func() {
+		secs := max(1, int(d.Seconds())-1)
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, secs)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			done <- fmt.Errorf("%s: %s", url, resp.Status)
+			return
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err == nil {
+			err = os.WriteFile(file, b, 0o644)
+		}
+		done <- err
+	}()
+	return func() error { return <-done }
 }
 
 func fmtDur(d time.Duration) string {

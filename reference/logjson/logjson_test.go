@@ -1,0 +1,173 @@
+package logjson
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// logBoth logs the same record through slog.JSONHandler and New and
+// returns both outputs.
+func logBoth(t *testing.T, opts *slog.HandlerOptions, with []slog.Attr, group string, level slog.Level, msg string, attrs ...slog.Attr) (want, got string) {
+	t.Helper()
+	var wb, gb bytes.Buffer
+	hs := []slog.Handler{slog.NewJSONHandler(&wb, opts), New(&gb, opts)}
+	at := time.Date(2026, 12, 1, 22, 50, 1, 123456789, time.FixedZone("x", 3600))
+	for _, h := range hs {
+		if len(with) > 0 {
+			h = h.WithAttrs(with)
+		}
+		if group != "" {
+			h = h.WithGroup(group)
+		}
+		if !h.Enabled(context.Background(), level) {
+			continue
+		}
+		r := slog.NewRecord(at, level, msg, 0)
+		r.AddAttrs(attrs...)
+		if err := h.Handle(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return wb.String(), gb.String()
+}
+
+type valuer struct{}
+
+func (valuer) LogValue() slog.Value { return slog.StringValue("resolved") }
+
+// The output is slog.JSONHandler's, byte for byte, for what the edge logs
+// and for every kind it hands to slog.
+func TestSameAsSlog(t *testing.T) {
+	strs := []string{"", "plain", `q"uote\back`, "nl\ncr\rtab\t", "ctl\x00\x01\x1f\x7f", "<html>&amp;", "ünïcødé ✓",
+		"bad\xffutf8\xc3", "sep\u2028\u2029end", "/a?b=c&d=e f"}
+	floats := []float64{0, math.Copysign(0, -1), 1, -1.5, 0.123, 12.345, 1e-6, 9.99e-7, 1e-7, 1.5e-10, 1e20, 1e21, 1.7976931348623157e308,
+		math.SmallestNonzeroFloat64, 123456789.125, math.NaN(), math.Inf(1), math.Inf(-1)}
+	cases := []struct {
+		name  string
+		opts  *slog.HandlerOptions
+		with  []slog.Attr
+		group string
+		level slog.Level
+		attrs []slog.Attr
+	}{
+		{name: "edge record", attrs: []slog.Attr{slog.String("request_id", "abc-1"), slog.String("method", "GET"), slog.Int("status", 200),
+			slog.Int64("bytes", 1024), slog.Float64("latency_ms", 0.123), slog.String("cache_status", "hit")}},
+		{name: "no attrs"},
+		{name: "kinds", attrs: []slog.Attr{slog.Uint64("u", math.MaxUint64), slog.Int64("i", math.MinInt64), slog.Bool("t", true), slog.Bool("f", false),
+			slog.Duration("d", 1500*time.Millisecond), slog.Time("tm", time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)),
+			slog.Time("tm0", time.Time{}), slog.Time("far", time.Date(10001, 1, 1, 0, 0, 0, 0, time.UTC))}},
+		{name: "any and errors", attrs: []slog.Attr{slog.Any("err", errors.New("boom \"x\"")), slog.Any("m", map[string]int{"a": 1}),
+			slog.Any("nil", nil), slog.Any("v", valuer{}), slog.Any("bytes", []byte("hi"))}},
+		{name: "groups", attrs: []slog.Attr{slog.Group("g", slog.String("a", "b")), slog.Group("", slog.Int("inl", 1)), slog.Group("empty")}},
+		{name: "empty key and zero attr", attrs: []slog.Attr{slog.String("", "v"), {}, slog.Int("after", 1)}},
+		{name: "with attrs", with: []slog.Attr{slog.String("svc", "edge"), slog.Float64("f", 2.5)}, attrs: []slog.Attr{slog.Int("n", 1)}},
+		{name: "with any attrs", with: []slog.Attr{slog.Any("v", valuer{})}, attrs: []slog.Attr{slog.Int("n", 1)}},
+		{name: "with group", with: []slog.Attr{slog.Int("pre", 1)}, group: "grp", attrs: []slog.Attr{slog.Int("n", 1)}},
+		{name: "empty group name", group: "", attrs: []slog.Attr{slog.Int("n", 1)}},
+		{name: "below level", opts: &slog.HandlerOptions{Level: slog.LevelWarn}, level: slog.LevelInfo, attrs: []slog.Attr{slog.Int("n", 1)}},
+		{name: "custom level", level: slog.LevelInfo + 2, attrs: []slog.Attr{slog.Int("n", 1)}},
+		{name: "add source", opts: &slog.HandlerOptions{AddSource: true}, attrs: []slog.Attr{slog.Int("n", 1)}},
+	}
+	for _, s := range strs {
+		cases = append(cases, struct {
+			name  string
+			opts  *slog.HandlerOptions
+			with  []slog.Attr
+			group string
+			level slog.Level
+			attrs []slog.Attr
+		}{name: "string " + s, with: []slog.Attr{slog.String("w"+s, s)}, attrs: []slog.Attr{slog.String(s+"k", s), slog.String("k", s)}})
+	}
+	for _, f := range floats {
+		cases = append(cases, struct {
+			name  string
+			opts  *slog.HandlerOptions
+			with  []slog.Attr
+			group string
+			level slog.Level
+			attrs []slog.Attr
+		}{name: "float", attrs: []slog.Attr{slog.Float64("f", f), slog.Float64("neg", -f)}})
+	}
+	for _, c := range cases {
+		for _, msg := range []string{"client request", strs[len(strs)-3]} {
+			want, got := logBoth(t, c.opts, c.with, c.group, c.level, msg, c.attrs...)
+			if want != got {
+				t.Errorf("%s, msg %q:\nslog:    %q\nlogjson: %q", c.name, msg, want, got)
+			}
+		}
+	}
+}
+
+// Random strings and floats, compared with slog's encoding.
+func TestSameAsSlogRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []rune{'a', 'Z', '0', ' ', '"', '\\', '\n', '\x00', '\x1f', '\x7f', 'é', '✓', '\u2028', '\U0001F600', utf8Bad}
+	for i := range 2000 {
+		var sb strings.Builder
+		for range rng.IntN(12) {
+			if r := alphabet[rng.IntN(len(alphabet))]; r == utf8Bad {
+				sb.WriteByte(0xff)
+			} else {
+				sb.WriteRune(r)
+			}
+		}
+		f := math.Float64frombits(rng.Uint64())
+		if i%2 == 0 {
+			f = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(50)-25))
+		}
+		want, got := logBoth(t, nil, nil, "", slog.LevelInfo, sb.String(), slog.String(sb.String(), sb.String()), slog.Float64("f", f))
+		if want != got {
+			t.Fatalf("string %q float %v:\nslog:    %q\nlogjson: %q", sb.String(), f, want, got)
+		}
+	}
+}
+
+const utf8Bad = rune(-2) // stands for an invalid byte in the alphabet
+
+// A record's line is one Write, whichever path encoded it.
+func TestOneWritePerRecord(t *testing.T) {
+	var w countingWriter
+	log := slog.New(New(&w, nil))
+	log.Info("fast", "a", 1)
+	log.Info("slow", "m", map[string]int{"a": 1})
+	if w.writes != 2 || strings.Count(w.buf.String(), "\n") != 2 {
+		t.Fatalf("%d writes, output %q: want 2 writes of one line each", w.writes, w.buf.String())
+	}
+}
+
+type countingWriter struct {
+	buf    bytes.Buffer
+	writes int
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.writes++; return c.buf.Write(p) }
+
+func BenchmarkEdgeRecord(b *testing.B) {
+	attrs := []slog.Attr{slog.String("request_id", "k3j2-12345"), slog.String("method", "GET"), slog.String("host", "127.0.0.1:8080"),
+		slog.String("uri", "/hit/1k.bin"), slog.String("range", ""), slog.Int("status", 200), slog.Int64("bytes", 1024),
+		slog.Float64("latency_ms", 0.087), slog.String("cache_status", "hit"), slog.String("path_matcher", "m"), slog.Int64("route_priority", 1),
+		slog.String("cache_key_fingerprint", "0123456789abcdef")}
+	for _, h := range []struct {
+		name string
+		h    slog.Handler
+	}{{"slog", slog.NewJSONHandler(discard{}, nil)}, {"logjson", New(discard{}, nil)}} {
+		b.Run(h.name, func(b *testing.B) {
+			log := slog.New(h.h)
+			b.ReportAllocs()
+			for b.Loop() {
+				log.LogAttrs(context.Background(), slog.LevelInfo, "client request", attrs...)
+			}
+		})
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
