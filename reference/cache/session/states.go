@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -115,7 +116,10 @@ func stpJoin(s *session) step {
 	if err != nil {
 		return s.fail("filling the object", err)
 	}
-	head := hv.(*fillHead)
+	head, ok := hv.(*fillHead)
+	if !ok { // a key's fills publish *fillHead; never panic on anything else
+		return s.fail("filling the object", fmt.Errorf("the fill of %q published a %T head", s.req.Key, hv))
+	}
 	s.p.head = head
 	if head.kind == appeared {
 		return stpRetry
