@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/cache/entry"
@@ -24,6 +25,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/fetch"
 	"github.com/edgeconform/edgeconform/reference/headervars"
 	"github.com/edgeconform/edgeconform/reference/receive"
+	"github.com/edgeconform/edgeconform/reference/routing"
 	"github.com/edgeconform/edgeconform/reference/shield"
 )
 
@@ -75,18 +77,18 @@ func WithMaxFills(n int) Option { return func(o *options) { o.maxFills = n } }
 // t maps go to a shield node instead of the origin.
 func WithShields(t shield.Tiers) Option { return func(o *options) { o.shields = t } }
 
-// policyFor is the route's compiled cdnPolicy.
-func (s *Server) policyFor(rule *config.RouteRule) policy.Policy {
+// policyFor is the route's compiled cdnPolicy, compiled once per rule.
+func (s *Server) policyFor(rule *config.RouteRule) *policy.Policy {
 	if p, ok := s.policies.Load(rule); ok {
-		return p.(policy.Policy)
+		return p.(*policy.Policy)
 	}
 	var cp *config.CDNPolicy
 	if rule.RouteAction != nil {
 		cp = rule.RouteAction.CDNPolicy
 	}
 	p := policy.New(cp)
-	s.policies.Store(rule, p)
-	return p
+	s.policies.Store(rule, &p)
+	return &p
 }
 
 // serveCached answers v from the cache or through a collapsed fill
@@ -103,7 +105,7 @@ func (s *Server) serveCached(v *visit) bool {
 	}
 	v.cacheKey = pol.Key(r)
 	a := s.cache.Lookup(session.Request{HTTP: r, Policy: pol, Key: v.cacheKey, ID: v.id,
-		Upstream: func() session.Upstream { return fillUpstream{s: s, u: s.upstreamRequest(v)} }})
+		Upstream: &fillUpstream{s: s, r: r, route: v.route, id: v.id}})
 	v.cache, v.cacheHdr = a.Cache, a.Member
 	if a.FillID != "" {
 		v.fillID = a.FillID
@@ -141,17 +143,27 @@ func (s *Server) serveCached(v *visit) bool {
 	return true
 }
 
-// fillUpstream sends a visit's cache fills to its parent tier
-// (session.Upstream).
+// fillUpstream sends a request's cache fills to its parent tier
+// (session.Upstream). The upstream request is built on first use, so a
+// hit builds none; it holds no *visit, which stays on the stack.
 type fillUpstream struct {
-	s *Server
-	u *upstreamReq
+	s     *Server
+	r     *http.Request
+	route *routing.Result
+	id    string
+	once  sync.Once
+	u     *upstreamReq
 }
 
-func (f fillUpstream) Header() http.Header { return f.u.header }
+func (f *fillUpstream) req() *upstreamReq {
+	f.once.Do(func() { f.u = f.s.upstreamFor(f.r, f.route, f.id) })
+	return f.u
+}
 
-func (f fillUpstream) Fetch(ctx context.Context, h http.Header) *fetch.Result {
-	u := *f.u
+func (f *fillUpstream) Header() http.Header { return f.req().header }
+
+func (f *fillUpstream) Fetch(ctx context.Context, h http.Header) *fetch.Result {
+	u := *f.req()
 	u.method, u.body, u.contentLength, u.header = http.MethodGet, nil, 0, h
 	return f.s.fetchUpstream(ctx, &u)
 }

@@ -58,7 +58,7 @@ type Server struct {
 	store    store.Store     // cached objects
 	group    *collapse.Group // concurrent fills of one key (COL-1)
 	cache    *session.Cache  // the cache path over store and group (cache.go)
-	policies sync.Map        // *config.RouteRule -> policy.Policy
+	policies sync.Map        // *config.RouteRule -> *policy.Policy
 
 	name    string            // this node's name in Cache-Status (RFC 9211)
 	origins parent            // the origins, through the fetch engine (parent.go)

@@ -42,21 +42,25 @@ type upstreamReq struct {
 
 // upstreamRequest is what goes up for v: the client's request less
 // hop-by-hop headers, prepared by the parent the route's origin fills from.
-func (s *Server) upstreamRequest(v *visit) *upstreamReq {
-	to, ok := s.parents[v.route.Origin]
+func (s *Server) upstreamRequest(v *visit) *upstreamReq { return s.upstreamFor(v.r, v.route, v.id) }
+
+// upstreamFor is upstreamRequest for the client's r on route, logged as
+// request id.
+func (s *Server) upstreamFor(r *http.Request, route *routing.Result, id string) *upstreamReq {
+	to, ok := s.parents[route.Origin]
 	if !ok {
 		to = s.origins
 	}
 	var body io.Reader
-	if v.r.ContentLength != 0 && v.r.Body != nil && v.r.Body != http.NoBody {
-		body = v.r.Body
+	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
+		body = r.Body
 	}
-	h := v.r.Header.Clone()
+	h := r.Header.Clone()
 	upstream.RemoveHopByHop(h)
-	to.prepare(h, v.route.Rule)
-	return &upstreamReq{to: to, origin: v.route.Origin, method: v.r.Method, header: h, body: body,
-		contentLength: v.r.ContentLength, reqID: v.id, clientHost: v.r.Host, requestURI: v.r.URL.RequestURI(),
-		originPath: v.route.OriginPath, hostRewrite: v.route.HostRewrite}
+	to.prepare(h, route.Rule)
+	return &upstreamReq{to: to, origin: route.Origin, method: r.Method, header: h, body: body,
+		contentLength: r.ContentLength, reqID: id, clientHost: r.Host, requestURI: r.URL.RequestURI(),
+		originPath: route.OriginPath, hostRewrite: route.HostRewrite}
 }
 
 // fetchUpstream sends u to its parent tier.

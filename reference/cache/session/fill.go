@@ -58,7 +58,7 @@ type fillStep func(*filler) fillStep
 // complete body.
 type filler struct {
 	c     *Cache
-	pol   policy.Policy
+	pol   *policy.Policy
 	key   string
 	up    Upstream
 	id    string        // the leader's request id
@@ -306,7 +306,7 @@ func (b *handedBody) Close() error {
 }
 
 // freshEntry reports whether key has a fresh entry for req's variant.
-func (c *Cache) freshEntry(pol policy.Policy, key string, req *http.Request) bool {
+func (c *Cache) freshEntry(pol *policy.Policy, key string, req *http.Request) bool {
 	m, rd := c.open(pol, key, req)
 	if m == nil {
 		return false

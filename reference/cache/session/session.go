@@ -43,12 +43,14 @@ type Upstream interface {
 
 // Request is what edge asks the cache.
 type Request struct {
-	HTTP   *http.Request // the client's GET or HEAD
-	Policy policy.Policy // the route's cdnPolicy (not BYPASS_CACHE)
-	Key    string        // Policy.Key(HTTP) (CCH-6)
-	ID     string        // the request's id: its fills are logged with it (LOG-1)
-	// Upstream is where the request's fills go; called when one is needed.
-	Upstream func() Upstream
+	HTTP   *http.Request  // the client's GET or HEAD
+	Policy *policy.Policy // the route's cdnPolicy (not BYPASS_CACHE); never modified
+	Key    string         // Policy.Key(HTTP) (CCH-6)
+	ID     string         // the request's id: its fills are logged with it (LOG-1)
+	// Upstream is where the request's fills go. Its Header is asked for
+	// only when a fill is needed, from the request's goroutine or a
+	// fill's.
+	Upstream Upstream
 }
 
 // Kind is what an Answer tells edge to do.

@@ -57,8 +57,8 @@ func lookup(c *Cache, method, base, path, rng string, n *atomic.Int64) *Answer {
 		r.Header.Set("Range", rng)
 	}
 	pol := policy.New(nil)
-	return c.Lookup(Request{HTTP: r, Policy: pol, Key: pol.Key(r), ID: "req",
-		Upstream: func() Upstream { return httpUpstream{base: base, path: path, n: n} }})
+	return c.Lookup(Request{HTTP: r, Policy: &pol, Key: pol.Key(r), ID: "req",
+		Upstream: httpUpstream{base: base, path: path, n: n}})
 }
 
 // The states a request goes through, seen from edge: a miss streams the

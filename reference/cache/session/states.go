@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -44,7 +45,7 @@ type pass struct {
 	collapsed string
 	// what stpDeliver serves: m's body from rd, or (chunked) through
 	// chunk fills, chunk first of which is fill's body.
-	m     entry.Meta
+	m     *entry.Meta // shared with the store's note or the fill's head: never modified
 	rd    io.ReadSeeker
 	fill  *collapse.Result
 	first int64
@@ -83,7 +84,7 @@ func stpLookup(s *session) step {
 		if age, ok := fresh(s.p.stale); ok {
 			s.a.Cache, s.a.Member = "hit", s.c.name+"; hit"
 			s.a.Age = strconv.FormatInt(int64(age/time.Second), 10)
-			s.p.m, s.p.rd = *s.p.stale, s.p.staleRd
+			s.p.m, s.p.rd = s.p.stale, s.p.staleRd
 			return stpDeliver
 		}
 		fwd = "stale"
@@ -102,7 +103,7 @@ func stpLookup(s *session) step {
 func stpJoin(s *session) step {
 	r := s.req.HTTP
 	req := &http.Request{Method: http.MethodGet, URL: r.URL, Host: r.Host, Header: r.Header.Clone()}
-	f := &filler{c: s.c, pol: s.req.Policy, key: s.req.Key, up: s.req.Upstream(), id: s.req.ID, req: req,
+	f := &filler{c: s.c, pol: s.req.Policy, key: s.req.Key, up: s.req.Upstream, id: s.req.ID, req: req,
 		first: firstChunk(r.Header.Get("Range")), stale: s.p.stale}
 	f.h = fillHeader(f.up.Header())
 	s.p.res, s.p.leader = s.c.group.Do(context.WithoutCancel(r.Context()), s.req.Key, f.run)
@@ -115,7 +116,10 @@ func stpJoin(s *session) step {
 	if err != nil {
 		return s.fail("filling the object", err)
 	}
-	head := hv.(*fillHead)
+	head, ok := hv.(*fillHead)
+	if !ok { // a key's fills publish *fillHead; never panic on anything else
+		return s.fail("filling the object", fmt.Errorf("the fill of %q published a %T head", s.req.Key, hv))
+	}
 	s.p.head = head
 	if head.kind == appeared {
 		return stpRetry
@@ -176,14 +180,14 @@ func stpRevalidated(s *session) step {
 	if s.p.stale == nil || s.p.stale.Validator != s.p.head.meta.Validator {
 		return stpBypass // joined another request's revalidation without the entry
 	}
-	s.p.m, s.p.rd = s.p.head.meta, s.p.staleRd
+	s.p.m, s.p.rd = &s.p.head.meta, s.p.staleRd
 	return stpDeliver
 }
 
 // stpChunked serves a large object chunk by chunk (RNG-1/2), the first
 // chunk it needs from the running fill's body.
 func stpChunked(s *session) step {
-	s.p.m, s.p.rd, s.p.fill, s.p.first = s.p.head.meta, nil, s.p.res, s.p.head.first
+	s.p.m, s.p.rd, s.p.fill, s.p.first = &s.p.head.meta, nil, s.p.res, s.p.head.first
 	return stpDeliver
 }
 
@@ -194,7 +198,7 @@ func stpChunked(s *session) step {
 func stpWhole(s *session) step {
 	h := s.p.head
 	if h.status == http.StatusOK && h.size >= 0 && evaluatesLocally(s.req.HTTP) {
-		s.p.m = entry.Meta{Status: h.status, Header: h.header, ClientCC: h.clientCC}
+		s.p.m = &entry.Meta{Status: h.status, Header: h.header, ClientCC: h.clientCC}
 		fs := &fillSeeker{res: s.p.res, size: h.size}
 		s.p.body, s.p.rd = fs, fs
 		return stpDeliver
@@ -222,14 +226,14 @@ func (s *session) live(body io.ReadCloser) step {
 // answer needs is opened before anything is sent, so that a changed object
 // restarts the request (RNG-5) and a failed fill is a 502/504.
 func stpDeliver(s *session) step {
-	m := &s.p.m
+	m := s.p.m
 	if m.Status != http.StatusOK {
 		s.a.Kind, s.a.Status, s.a.Header, s.a.Size, s.a.ClientCC, s.a.Body = Stored, m.Status, m.Header, sizeOf(s.p.rd), m.ClientCC, s.p.rd
 		return nil
 	}
 	if m.Chunked {
 		r := s.req.HTTP
-		obj := &object{c: s.c, ctx: r.Context(), key: s.req.Key, m: *m, up: s.req.Upstream(), id: s.req.ID,
+		obj := &object{c: s.c, ctx: r.Context(), key: s.req.Key, m: *m, up: s.req.Upstream, id: s.req.ID,
 			fill: s.p.fill, first: s.p.first}
 		if m.Transient && m.Validator == "" {
 			obj.private = s.req.ID // versions cannot be told apart: fill for this request alone
@@ -301,7 +305,7 @@ func (s *session) fail(what string, err error) step {
 }
 
 // open opens key's entry for r's variant, or returns nil (a miss).
-func (c *Cache) open(pol policy.Policy, key string, r *http.Request) (*entry.Meta, store.Reader) {
+func (c *Cache) open(pol *policy.Policy, key string, r *http.Request) (*entry.Meta, store.Reader) {
 	rd, ok := c.store.Open(key)
 	if !ok {
 		return nil, nil
