@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,24 +41,6 @@ func copyFixture(t *testing.T, name string, ports map[string]string) string {
 	return dst
 }
 
-// lockedWriter collects what serve logs.
-type lockedWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
-
 // serveInProcess runs `edgecache serve args...` in this process until the
 // test ends and returns its client URL.
 func serveInProcess(t *testing.T, args ...string) string {
@@ -68,11 +49,11 @@ func serveInProcess(t *testing.T, args ...string) string {
 }
 
 // serveWithLog is serveInProcess, also returning serve's log.
-func serveWithLog(t *testing.T, args ...string) (string, *lockedWriter) {
+func serveWithLog(t *testing.T, args ...string) (string, *syncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
-	stderr := &lockedWriter{}
+	stderr := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
 		err := run(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...), pw, stderr)
