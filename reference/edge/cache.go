@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgeconform/edgeconform/internal/httpdate"
 	"github.com/edgeconform/edgeconform/reference/cache/entry"
 	"github.com/edgeconform/edgeconform/reference/cache/policy"
 	"github.com/edgeconform/edgeconform/reference/cache/session"
@@ -127,7 +128,7 @@ func (s *Server) serveCached(v *visit) bool {
 	}
 	defer a.Close()
 	if a.Age != "" {
-		v.w.Header().Set("Age", a.Age)
+		v.w.Header()["Age"] = []string{a.Age}
 	}
 	switch a.Kind {
 	case session.Ranged:
@@ -193,7 +194,7 @@ func (s *Server) serveRanged(v *visit, a *session.Answer) {
 	if _, ok := a.Header["Content-Type"]; !ok {
 		v.w.Header()["Content-Type"] = nil // no sniffing: the origin sent none
 	}
-	modTime, _ := http.ParseTime(a.Header.Get("Last-Modified"))
+	modTime, _ := httpdate.Parse(a.Header.Get("Last-Modified"))
 	sw := &statusWriter{ResponseWriter: v.w, rc: http.NewResponseController(v.w), src: streamingOf(a.Body)}
 	if !plainRequest(r) || !s.serveWhole(sw, r, modTime, content) {
 		http.ServeContent(sw, r, "", modTime, content)
@@ -249,11 +250,12 @@ func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time,
 		return false
 	}
 	if !modTime.IsZero() && !modTime.Equal(time.Unix(0, 0)) {
-		h.Set("Last-Modified", modTime.UTC().Format(http.TimeFormat))
+		h["Last-Modified"] = []string{httpdate.Format(modTime)}
 	}
-	h.Set("Accept-Ranges", "bytes")
-	if h.Get("Content-Encoding") == "" {
-		h.Set("Content-Length", strconv.FormatInt(size, 10))
+	// Canonical keys set directly: Header.Set canonicalises on every call.
+	h["Accept-Ranges"] = []string{"bytes"}
+	if _, ok := h["Content-Encoding"]; !ok || h.Get("Content-Encoding") == "" {
+		h["Content-Length"] = []string{strconv.FormatInt(size, 10)}
 	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {

@@ -70,20 +70,7 @@ func newRig(t testing.TB, cfgTemplate string, opts ...Option) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { emu.Close() })
-	tpl := template.Must(template.New("cfg").Funcs(template.FuncMap{
-		"port": func(name string) string {
-			_, port, _ := net.SplitHostPort(emu.Addr(name))
-			return port
-		},
-	}).Parse(cfgTemplate))
-	var buf bytes.Buffer
-	if err := tpl.Execute(&buf, nil); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(buf.Bytes(), config.Options{Lab: true})
-	if err != nil {
-		t.Fatalf("config: %v\n%s", err, buf.String())
-	}
+	cfg := rigConfig(t, emu, cfgTemplate)
 	logs := &syncBuffer{}
 	log := slog.New(logjson.New(logs, nil)) // the JSON lines edgecache serve writes
 	client := upstream.New(upstream.Options{RootCAs: emu.CA().Pool(), Logger: log, Resolve: map[string]string{
@@ -98,6 +85,27 @@ func newRig(t testing.TB, cfgTemplate string, opts ...Option) *rig {
 	edge := httptest.NewServer(srv)
 	t.Cleanup(edge.Close)
 	return &rig{t: t, emu: emu, edge: edge, logs: logs}
+}
+
+// rigConfig renders cfgTemplate ({{port "http"}} etc.: emu's listeners)
+// and loads it in lab mode.
+func rigConfig(t testing.TB, emu *originemu.Emulator, cfgTemplate string) *config.Config {
+	t.Helper()
+	tpl := template.Must(template.New("cfg").Funcs(template.FuncMap{
+		"port": func(name string) string {
+			_, port, _ := net.SplitHostPort(emu.Addr(name))
+			return port
+		},
+	}).Parse(cfgTemplate))
+	var buf bytes.Buffer
+	if err := tpl.Execute(&buf, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(buf.Bytes(), config.Options{Lab: true})
+	if err != nil {
+		t.Fatalf("config: %v\n%s", err, buf.String())
+	}
+	return cfg
 }
 
 // do sends a request to the edge with Host host.

@@ -25,7 +25,8 @@ func (s *Server) logVisit(v *visit) {
 	if cacheStatus == "" {
 		cacheStatus = "bypass"
 	}
-	attrs := []slog.Attr{
+	var room [20]slog.Attr // every attribute below: no growing (issue #14)
+	attrs := append(room[:0],
 		slog.String("request_id", v.id),
 		slog.String("method", v.r.Method),
 		slog.String("host", v.r.Host),
@@ -35,7 +36,7 @@ func (s *Server) logVisit(v *visit) {
 		slog.Int64("bytes", v.bytes),
 		slog.Float64("latency_ms", float64(latency.Microseconds())/1000),
 		slog.String("cache_status", cacheStatus),
-	}
+	)
 	if v.route != nil {
 		attrs = append(attrs, slog.String("path_matcher", v.route.PathMatcher), slog.Int64("route_priority", v.route.Priority))
 	}

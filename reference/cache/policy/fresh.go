@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/edgeconform/edgeconform/internal/httpdate"
 )
 
 // CurrentAge is a stored response's current age (RFC 9111 4.2.3, CCH-7):
@@ -19,7 +21,7 @@ import (
 //	current_age     = initial_age + (now - response_time)
 func CurrentAge(h http.Header, requestTime, responseTime, now time.Time) time.Duration {
 	var apparent time.Duration
-	if date, err := http.ParseTime(h.Get("Date")); err == nil {
+	if date, err := httpdate.Parse(h.Get("Date")); err == nil {
 		apparent = max(0, responseTime.Sub(date))
 	}
 	var ageValue time.Duration

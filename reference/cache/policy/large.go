@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/edgeconform/edgeconform/internal/httpdate"
 )
 
 // LargeObject is RNG-1's threshold: objects over 1 MiB need validators.
@@ -17,7 +19,7 @@ func LargeObjectCacheable(status int, h http.Header) (bool, string) {
 	if strings.TrimSpace(h.Get("Etag")) == "" && strings.TrimSpace(h.Get("Last-Modified")) == "" {
 		return false, "RNG-1: no validator (ETag or Last-Modified)"
 	}
-	if _, err := http.ParseTime(h.Get("Date")); err != nil {
+	if _, err := httpdate.Parse(h.Get("Date")); err != nil {
 		return false, "RNG-1: missing or invalid Date"
 	}
 	n, ok := parseContentLength(h)

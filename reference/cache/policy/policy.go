@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgeconform/edgeconform/internal/httpdate"
 	"github.com/edgeconform/edgeconform/reference/config"
 )
 
@@ -300,7 +301,7 @@ func explicitTTL(cc CacheControl, hasCC bool, h http.Header, now time.Time) (tim
 	if err != nil {
 		return 0, "Expires (invalid: already expired)", true
 	}
-	date, err := http.ParseTime(h.Get("Date"))
+	date, err := httpdate.Parse(h.Get("Date"))
 	if err != nil {
 		date = now
 	}

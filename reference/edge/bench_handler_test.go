@@ -1,0 +1,83 @@
+package edge
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/edgeconform/edgeconform/emulators/objects"
+	"github.com/edgeconform/edgeconform/reference/logjson"
+	"github.com/edgeconform/edgeconform/reference/upstream"
+)
+
+// discardWriter is the least a ResponseWriter can be: a header map it
+// keeps between requests and a body it drops, so BenchmarkHitHandler
+// measures the handler alone, no server and no sockets.
+type discardWriter struct {
+	h      http.Header
+	status int
+	n      int64
+}
+
+func (w *discardWriter) Header() http.Header { return w.h }
+func (w *discardWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+func (w *discardWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.n += int64(len(p))
+	return len(p), nil
+}
+func (w *discardWriter) Flush() {}
+
+// BenchmarkHitHandler measures what the edge handler alone costs per
+// 1 KiB cache hit (CPU and allocations; issue #14), logging JSON to
+// io.Discard as edgecache serve's default log would to its sink.
+func BenchmarkHitHandler(b *testing.B) {
+	r := newRig(b, benchCacheConfig)
+	size := int64(1 << 10)
+	if err := r.emu.PutObjects(objects.Spec{Path: "/h", Size: &size, CacheControl: "max-age=3600"}); err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(logjson.New(io.Discard, nil))
+	client := upstream.New(upstream.Options{Logger: log})
+	b.Cleanup(client.Close)
+	srv, err := New(rigConfig(b, r.emu, benchCacheConfig), client, log, NewMetrics())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.Close)
+	tmpl, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://bench.test/h", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmpl.RequestURI, tmpl.RemoteAddr = "/h", "127.0.0.1:40000"
+	tmpl.Header.Set("User-Agent", "wrk")
+	serve := func() *discardWriter {
+		w := &discardWriter{h: http.Header{}}
+		req := *tmpl
+		srv.ServeHTTP(w, &req)
+		return w
+	}
+	if w := serve(); w.status != http.StatusOK || w.n != size { // the fill
+		b.Fatalf("fill: status %d, %d bytes", w.status, w.n)
+	}
+	before := srv.store.Stats().Hits
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if w := serve(); w.n != size {
+			b.Fatalf("%d bytes, want %d", w.n, size)
+		}
+	}
+	b.StopTimer()
+	if hits := srv.store.Stats().Hits - before; hits < uint64(b.N) {
+		b.Fatalf("%d store hits for %d requests: not all were hits", hits, b.N)
+	}
+}
