@@ -261,6 +261,9 @@ func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time,
 	if r.Method == http.MethodHead {
 		return true
 	}
+	if rr, ok := content.(*recordingReader); ok && rr.writeStored(w) {
+		return true // the stored bytes as they lie, no copy
+	}
 	buf := s.buffer()
 	defer s.bufs.Put(buf)
 	for left := size; left > 0; { // io.CopyN's reads: never past size
@@ -283,6 +286,35 @@ func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time,
 type recordingReader struct {
 	io.ReadSeeker
 	err error
+}
+
+// writeStored writes the rest of the body to w through the body's own
+// WriteTo, if it has one (the memory store's), and reports whether it
+// did. A failure of the body's own (not of w) is recorded as Read's are.
+func (r *recordingReader) writeStored(w io.Writer) bool {
+	wt, ok := r.ReadSeeker.(io.WriterTo)
+	if !ok {
+		return false
+	}
+	ew := &writeErr{w: w}
+	if _, err := wt.WriteTo(ew); err != nil && ew.err == nil && r.err == nil {
+		r.err = err
+	}
+	return true
+}
+
+// writeErr remembers w's first error.
+type writeErr struct {
+	w   io.Writer
+	err error
+}
+
+func (e *writeErr) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
 }
 
 func (r *recordingReader) Read(p []byte) (int, error) {

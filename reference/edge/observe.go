@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/logjson"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -65,7 +66,7 @@ func (s *Server) logVisit(v *visit) {
 	if v.errText != "" {
 		attrs = append(attrs, slog.String("error", v.errText))
 	}
-	s.log.LogAttrs(v.r.Context(), slog.LevelInfo, "client request", attrs...)
+	logjson.LogAttrs(v.r.Context(), s.log, slog.LevelInfo, "client request", attrs...) // issue #14: no slog.Record
 	s.metrics.observeRequest(v.status, v.trunc != "", latency)
 	s.metrics.observeCache(cacheStatus)
 }

@@ -114,9 +114,20 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 
 // encode appends r's line to b; false if r needs slog's own encoding.
 func (h *Handler) encode(b []byte, r slog.Record) ([]byte, bool) {
+	b, ok := h.appendHead(b, r.Time, r.Level, r.Message)
+	r.Attrs(func(a slog.Attr) bool {
+		b, ok = appendAttr(b, a)
+		return ok
+	})
+	return append(b, "}\n"...), ok
+}
+
+// appendHead appends the line's start: time, level, message and the
+// attributes of WithAttrs; false if slog must encode it.
+func (h *Handler) appendHead(b []byte, t time.Time, level slog.Level, msg string) ([]byte, bool) {
 	b = append(b, '{')
-	if !r.Time.IsZero() {
-		t := r.Time.Round(0)
+	if !t.IsZero() {
+		t = t.Round(0)
 		if y := t.Year(); y < 0 || y >= 10000 {
 			return b, false
 		}
@@ -125,16 +136,51 @@ func (h *Handler) encode(b []byte, r slog.Record) ([]byte, bool) {
 		b = append(b, `",`...)
 	}
 	b = append(b, `"level":`...)
-	b = appendString(b, r.Level.String())
+	b = appendString(b, level.String())
 	b = append(b, `,"msg":`...)
-	b = appendString(b, r.Message)
-	b = append(b, h.pre...)
-	ok := true
-	r.Attrs(func(a slog.Attr) bool {
+	b = appendString(b, msg)
+	return append(b, h.pre...), true
+}
+
+// LogAttrs is log.LogAttrs(ctx, level, msg, attrs...), the same line,
+// for the edge's one record per request (LOG-1): when log's handler is
+// this package's, the line is encoded straight from attrs, without the
+// slog.Record that copies every attribute past the fifth into a slice
+// of its own (issue #14). Any other handler, or an attribute that is
+// not flat, takes log.LogAttrs itself.
+func LogAttrs(ctx context.Context, log *slog.Logger, level slog.Level, msg string, attrs ...slog.Attr) {
+	h, ok := log.Handler().(*Handler)
+	if !ok || !h.Enabled(ctx, level) || !h.logFlat(time.Now(), level, msg, attrs) {
+		log.LogAttrs(ctx, level, msg, attrs...)
+	}
+}
+
+// logFlat writes the line of a record at t, reporting false, having
+// written nothing, if it is not flat.
+func (h *Handler) logFlat(t time.Time, level slog.Level, msg string, attrs []slog.Attr) bool {
+	bp := h.bufs.Get().(*[]byte)
+	defer func() {
+		if cap(*bp) <= 64<<10 {
+			h.bufs.Put(bp)
+		}
+	}()
+	b, ok := h.appendHead((*bp)[:0], t, level, msg)
+	for _, a := range attrs {
+		if !ok {
+			break
+		}
 		b, ok = appendAttr(b, a)
-		return ok
-	})
-	return append(b, "}\n"...), ok
+	}
+	*bp = b
+	if !ok {
+		return false
+	}
+	b = append(b, "}\n"...)
+	*bp = b
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, _ = h.w.Write(b) // as slog.Logger.LogAttrs, which drops the handler's error
+	return true
 }
 
 // appendAttr appends ",key:value" for a flat attribute; false for one

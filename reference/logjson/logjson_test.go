@@ -166,8 +166,61 @@ func BenchmarkEdgeRecord(b *testing.B) {
 			}
 		})
 	}
+	b.Run("logjson.LogAttrs", func(b *testing.B) {
+		log := slog.New(New(discard{}, nil))
+		b.ReportAllocs()
+		for b.Loop() {
+			LogAttrs(context.Background(), log, slog.LevelInfo, "client request", attrs...)
+		}
+	})
 }
 
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// LogAttrs's straight path writes slog's line; a record that is not flat,
+// a disabled level and another handler all take slog.Logger.LogAttrs.
+func TestLogAttrsSameAsSlog(t *testing.T) {
+	at := time.Date(2026, 12, 2, 2, 10, 0, 987654321, time.UTC)
+	with := []slog.Attr{slog.String("service", "edge")}
+	for _, c := range []struct {
+		name  string
+		attrs []slog.Attr
+		flat  bool
+	}{
+		{"edge record", []slog.Attr{slog.String("request_id", "a-1"), slog.String("method", "GET"), slog.String("host", "h"),
+			slog.String("uri", "/x\"y"), slog.String("range", ""), slog.Int("status", 200), slog.Int64("bytes", 1024),
+			slog.Float64("latency_ms", 0.087), slog.String("cache_status", "hit"), slog.String("path_matcher", "m"),
+			slog.Int64("route_priority", 1), slog.String("origin", "o"), slog.Int("attempts", 1), slog.String("proxy_status", ""),
+			slog.String("cache_key_fingerprint", "0123456789abcdef")}, true},
+		{"none", nil, true},
+		{"a group", []slog.Attr{slog.String("a", "b"), slog.Group("g", slog.Int("n", 1))}, false},
+		{"empty key", []slog.Attr{slog.String("", "x")}, false},
+	} {
+		var wb, gb bytes.Buffer
+		sh := slog.NewJSONHandler(&wb, nil).WithAttrs(with)
+		r := slog.NewRecord(at, slog.LevelInfo, "client request", 0)
+		r.AddAttrs(c.attrs...)
+		if err := sh.Handle(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+		h := New(&gb, nil).WithAttrs(with).(*Handler)
+		if ok := h.logFlat(at, slog.LevelInfo, "client request", c.attrs); ok != c.flat {
+			t.Fatalf("%s: logFlat = %v, want %v", c.name, ok, c.flat)
+		}
+		if c.flat && gb.String() != wb.String() {
+			t.Errorf("%s:\nslog:    %q\nlogjson: %q", c.name, wb.String(), gb.String())
+		}
+		if !c.flat && gb.Len() != 0 {
+			t.Errorf("%s: logFlat wrote %q for a record it refused", c.name, gb.String())
+		}
+	}
+	var gb, tb bytes.Buffer
+	LogAttrs(context.Background(), slog.New(New(&gb, nil)), slog.LevelInfo, "m", slog.Group("g", slog.Int("n", 1)))
+	LogAttrs(context.Background(), slog.New(New(&gb, nil)), slog.LevelDebug, "hidden")
+	LogAttrs(context.Background(), slog.New(slog.NewTextHandler(&tb, nil)), slog.LevelInfo, "text", slog.Int("n", 2))
+	if !strings.Contains(gb.String(), `"g":{"n":1}`) || strings.Contains(gb.String(), "hidden") || !strings.Contains(tb.String(), "msg=text n=2") {
+		t.Errorf("fallbacks: JSON %q, text %q", gb.String(), tb.String())
+	}
+}

@@ -245,6 +245,32 @@ func (r *memReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// WriteTo writes the rest of the body to w straight from the entry's
+// chunks, one Write per chunk and no copy (issue #14: a 1 MiB hit went
+// through a 32 KiB buffer, 32 reads and writes). Committed chunks are
+// never changed or reused, so the slices stay valid while w holds them.
+func (r *memReader) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for r.off < r.e.size {
+		if r.closed.Load() {
+			return n, ErrClosed
+		}
+		c := r.e.chunks[r.off/chunkSize]
+		c = c[r.off%chunkSize:]
+		c = c[:min(int64(len(c)), r.e.size-r.off)]
+		m, err := w.Write(c)
+		r.off += int64(m)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+		if m < len(c) {
+			return n, io.ErrShortWrite
+		}
+	}
+	return n, nil
+}
+
 func (r *memReader) Seek(offset int64, whence int) (int64, error) {
 	off, err := seekOffset(r.off, r.e.size, offset, whence)
 	if err != nil {

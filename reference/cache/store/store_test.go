@@ -661,3 +661,32 @@ func TestNoteBelongsToTheCommittedEntry(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryWriteTo: the memory reader's WriteTo (the edge's copy-free hit
+// path) writes exactly the bytes from the offset to the end, across chunk
+// boundaries, and a closed reader fails rather than writing.
+func TestMemoryWriteTo(t *testing.T) {
+	m := NewMemory(64 << 20)
+	body := pattern(7, 3*chunkSize+123)
+	put(t, m, "k", []byte("{}"), body, 1000)
+	for _, from := range []int64{0, 1, chunkSize - 1, chunkSize, 2*chunkSize + 5, int64(len(body))} {
+		rd, ok := m.Open("k")
+		if !ok {
+			t.Fatal("entry missing")
+		}
+		if _, err := rd.Seek(from, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		n, err := rd.(io.WriterTo).WriteTo(&got)
+		if err != nil || n != int64(len(body))-from || !bytes.Equal(got.Bytes(), body[from:]) {
+			t.Errorf("from %d: wrote %d bytes (err %v), want the %d bytes after it", from, n, err, int64(len(body))-from)
+		}
+		rd.Close()
+	}
+	rd, _ := m.Open("k")
+	rd.Close()
+	if n, err := rd.(io.WriterTo).WriteTo(io.Discard); !errors.Is(err, ErrClosed) || n != 0 {
+		t.Errorf("closed reader: WriteTo = %d, %v; want 0, ErrClosed", n, err)
+	}
+}
