@@ -81,3 +81,54 @@ func BenchmarkHitHandler(b *testing.B) {
 		b.Fatalf("%d store hits for %d requests: not all were hits", hits, b.N)
 	}
 }
+
+const benchPassConfig = `
+origins:
+  - {name: o, originAddress: 127.0.0.1, protocol: HTTP, port: {{port "http"}}}
+service:
+  name: bench
+  routing:
+    hostRules: [{hosts: ["*"], pathMatcher: m}]
+    pathMatchers:
+      - name: m
+        routeRules:
+          - {priority: 1, matchRules: [{prefixMatch: /}], origin: o, routeAction: {cdnPolicy: {cacheMode: BYPASS_CACHE}}}
+`
+
+// BenchmarkPassHandler measures the edge handler and its origin client
+// per uncached 1 KiB request (BYPASS_CACHE, as bench-peers' /pass/ rows)
+// to the emulator on loopback, without a client-facing server.
+func BenchmarkPassHandler(b *testing.B) {
+	r := newRig(b, benchPassConfig)
+	size := int64(1 << 10)
+	if err := r.emu.PutObjects(objects.Spec{Path: "/p", Size: &size}); err != nil {
+		b.Fatal(err)
+	}
+	log := slog.New(logjson.New(io.Discard, nil))
+	client := upstream.New(upstream.Options{Logger: log})
+	b.Cleanup(client.Close)
+	srv, err := New(rigConfig(b, r.emu, benchPassConfig), client, log, NewMetrics())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.Close)
+	tmpl, err := http.NewRequestWithContext(context.Background(), http.MethodGet, "http://bench.test/p", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tmpl.RequestURI, tmpl.RemoteAddr = "/p", "127.0.0.1:40000"
+	tmpl.Header.Set("User-Agent", "wrk")
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			w := &discardWriter{h: http.Header{}}
+			req := *tmpl
+			srv.ServeHTTP(w, &req)
+			if w.status != http.StatusOK || w.n != size {
+				b.Errorf("status %d, %d bytes, want 200 and %d", w.status, w.n, size)
+				return
+			}
+		}
+	})
+}

@@ -67,6 +67,7 @@ import (
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/logjson"
 	"github.com/edgeconform/edgeconform/reference/outcome"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
@@ -609,18 +610,19 @@ func (f *fetch) record(a Attempt) {
 	if !f.e.log.Enabled(context.Background(), slog.LevelInfo) {
 		return // no attributes built for a record not written (issue #14)
 	}
-	attrs := []slog.Attr{slog.String("request_id", f.req.RequestID), slog.Int("attempt", a.N), slog.String("origin", a.Origin),
+	var room [10]slog.Attr
+	attrs := append(room[:0], slog.String("request_id", f.req.RequestID), slog.Int("attempt", a.N), slog.String("origin", a.Origin),
 		slog.String("origin_ip", a.IP), slog.String("host", a.Host), slog.String("protocol", a.Protocol), slog.Int("status", a.Status),
-		slog.String("outcome", a.Outcome.String()), slog.Int64("latency_ms", a.Duration.Milliseconds())}
+		slog.String("outcome", a.Outcome.String()), slog.Int64("latency_ms", a.Duration.Milliseconds()))
 	if a.Err != "" {
 		attrs = append(attrs, slog.String("err", a.Err))
 	}
-	f.e.log.LogAttrs(context.Background(), slog.LevelInfo, "origin attempt", attrs...)
+	logjson.LogAttrs(context.Background(), f.e.log, slog.LevelInfo, "origin attempt", attrs...) // no slog.Record (issue #14)
 }
 
 // finish logs the fetch summary and returns the result.
 func (f *fetch) finish() *Result {
-	f.e.log.LogAttrs(context.Background(), slog.LevelInfo, "origin fetch", slog.String("request_id", f.req.RequestID),
+	logjson.LogAttrs(context.Background(), f.e.log, slog.LevelInfo, "origin fetch", slog.String("request_id", f.req.RequestID),
 		slog.String("origin", f.res.Origin), slog.Int("attempts", len(f.res.Attempts)), slog.Int("status", f.res.Status),
 		slog.String("proxy_status", string(f.res.Reason)), slog.Int64("latency_ms", time.Since(f.start).Milliseconds()))
 	return f.res
