@@ -162,7 +162,7 @@ func checkRequest(req *http.Request) *Error {
 			return &Error{Status: http.StatusBadRequest, Reason: req.Method + " request with a body"}
 		}
 	}
-	if len(req.Trailer) > 0 || len(req.Header.Values("Trailer")) > 0 {
+	if len(req.Trailer) > 0 || len(req.Header["Trailer"]) > 0 {
 		return &Error{Status: http.StatusBadRequest, Reason: "request declares trailers"}
 	}
 	return nil
@@ -177,7 +177,7 @@ func hasBody(req *http.Request) bool {
 			return true
 		}
 	}
-	for _, v := range req.Header.Values("Transfer-Encoding") {
+	for _, v := range req.Header["Transfer-Encoding"] {
 		if strings.Contains(strings.ToLower(v), "chunked") {
 			return true
 		}
