@@ -278,6 +278,9 @@ type connKey struct{}
 // Listener refused (it carries its connection's token), a 400 when r
 // carries RejectHeader otherwise, else nil.
 func stashed(r *http.Request) *Error {
+	if e := Rejection(r.Context()); e != nil {
+		return e
+	}
 	tok, ok := r.Header[RejectHeader]
 	if !ok {
 		return nil
