@@ -93,7 +93,7 @@ func (w *response) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if !w.sent {
-		w.writeHead(false)
+		w.writeHead(false, p)
 		w.writeBody(w.buf)
 		w.buf = w.buf[:0]
 	}
@@ -144,7 +144,7 @@ func (w *response) FlushError() error {
 		return w.err
 	}
 	if !w.sent {
-		w.writeHead(false)
+		w.writeHead(false, nil)
 		w.writeBody(w.buf)
 		w.buf = w.buf[:0]
 	}
@@ -161,7 +161,7 @@ func (w *response) finish() {
 		return
 	}
 	if !w.sent {
-		w.writeHead(true)
+		w.writeHead(true, nil)
 		w.writeBody(w.buf)
 		w.buf = w.buf[:0]
 	}
@@ -179,8 +179,9 @@ func (w *response) finish() {
 }
 
 // writeHead puts the status line and fields into the write buffer,
-// deciding the framing; done means the handler has returned.
-func (w *response) writeHead(done bool) {
+// deciding the framing; done means the handler has returned. The type is
+// sniffed from the buffered body, or next (the write that overflowed it).
+func (w *response) writeHead(done bool, next []byte) {
 	w.sent = true
 	h := w.header
 	if w.c.closing(w) {
@@ -189,8 +190,14 @@ func (w *response) writeHead(done bool) {
 	bw := w.c.bw
 	bw.WriteString(statusLine(w.req.ProtoMinor, w.status))
 	if !w.noBody || w.req.Method == http.MethodHead && bodyAllowed(w.status) {
-		if _, ok := h["Content-Type"]; !ok && len(w.buf) > 0 && h.Get("Transfer-Encoding") == "" {
-			bw.WriteString("Content-Type: " + http.DetectContentType(w.buf) + "\r\n")
+		sniff := w.buf
+		if len(sniff) == 0 {
+			sniff = next
+		}
+		if _, ok := h["Content-Type"]; !ok && len(sniff) > 0 && h.Get("Transfer-Encoding") == "" {
+			bw.WriteString("Content-Type: ")
+			bw.WriteString(http.DetectContentType(sniff))
+			bw.WriteString("\r\n")
 		}
 	}
 	switch {
