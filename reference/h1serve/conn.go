@@ -51,6 +51,7 @@ type conn struct {
 	deadline time.Time // the read deadline set, zero for none
 
 	// The request being served.
+	parsed       parsed
 	ctx          *reqCtx
 	body         *body
 	res          *response
@@ -162,20 +163,19 @@ func (c *conn) serveOne() bool {
 	if cap(buf) > 16<<10 {
 		c.head = nil // a large head's buffer is not kept for the connection's life
 	}
-	var p *parsed
+	p := &c.parsed
 	if err == nil {
-		p, err = parseHead(h)
+		err = parseHead(h, p)
 	}
-	var rej *receive.Error
-	var perr *protoError
-	switch {
-	case errors.As(err, &rej):
-		c.refuse(rej)
+	switch e := err.(type) {
+	case nil:
+	case *receive.Error:
+		c.refuse(e)
 		return false
-	case errors.As(err, &perr):
-		c.protoAnswer(perr)
+	case *protoError:
+		c.protoAnswer(e)
 		return false
-	case err != nil:
+	default:
 		return false // the client went away, or the head timed out
 	}
 	req := c.newRequest(p)
@@ -208,9 +208,17 @@ func (c *conn) run(req *http.Request) {
 	c.srv.Handler.ServeHTTP(c.res, req)
 }
 
+// exchange is one request's context and response writer, in one
+// allocation.
+type exchange struct {
+	ctx reqCtx
+	res response
+}
+
 // newRequest makes the request and response for p.
 func (c *conn) newRequest(p *parsed) *http.Request {
-	c.ctx = &reqCtx{Context: c.base, c: c}
+	x := &exchange{ctx: reqCtx{Context: c.base, c: c}}
+	c.ctx = &x.ctx
 	var zero http.Request
 	req := zero.WithContext(c.ctx)
 	req.Method, req.URL, req.Proto, req.ProtoMajor, req.ProtoMinor = p.method, p.url, p.proto, p.major, p.minor
@@ -228,7 +236,8 @@ func (c *conn) newRequest(p *parsed) *http.Request {
 	if c.bodyBuf == nil {
 		c.bodyBuf = make([]byte, 0, bodyBufSize)
 	}
-	c.res = &response{c: c, req: req, header: make(http.Header, 8), buf: c.bodyBuf[:0], cl: -1}
+	x.res = response{c: c, req: req, header: make(http.Header, 8), buf: c.bodyBuf[:0], cl: -1}
+	c.res = &x.res
 	c.wmu.Lock()
 	c.watchOK, c.watchPending, c.bodyRead = true, false, c.body == nil
 	c.wmu.Unlock()

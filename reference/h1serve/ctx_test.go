@@ -127,7 +127,7 @@ func TestExpectContinue(t *testing.T) {
 		t.Errorf("echoed %q, want \"body\"", b)
 	}
 
-	resps, _, closed := exchange(t, addr, "POST /deny HTTP/1.1\r\n"+host+"Expect: 100-continue\r\nContent-Length: 4\r\n\r\n", 1, false)
+	resps, _, closed := roundTrip(t, addr, "POST /deny HTTP/1.1\r\n"+host+"Expect: 100-continue\r\nContent-Length: 4\r\n\r\n", 1, false)
 	if resps[0].StatusCode != http.StatusForbidden || !closed {
 		t.Errorf("unread Expect body: %d, closed %v; want 403 and closed", resps[0].StatusCode, closed)
 	}

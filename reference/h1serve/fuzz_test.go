@@ -34,7 +34,8 @@ func readAndParse(raw string) (*parsed, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseHead(h)
+	p := &parsed{}
+	return p, parseHead(h, p)
 }
 
 // The parser never panics, and what it accepts net/http's

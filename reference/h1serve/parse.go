@@ -146,10 +146,10 @@ type parsed struct {
 // receive step's framing refusals (Content-Length with
 // Transfer-Encoding, Transfer-Encoding on HTTP/1.0) come first, as they
 // did when receive.Listener checked the raw bytes before net/http.
-func parseHead(h head) (*parsed, error) {
-	p := &parsed{}
+func parseHead(h head, p *parsed) error {
+	*p = parsed{}
 	if err := p.requestLine(trimEOLString(h.text[:h.reqEnd])); err != nil {
-		return nil, err
+		return err
 	}
 	rest := h.text[h.reqEnd:]
 	n := strings.Count(rest, "\n")
@@ -190,15 +190,15 @@ func parseHead(h head) (*parsed, error) {
 		}
 	}
 	if e := receive.Framing(cls, tes, p.major == 1 && p.minor == 0); e != nil {
-		return nil, e
+		return e
 	}
 	if first != nil {
-		return nil, first
+		return first
 	}
 	if err := p.hostAndFraming(); err != nil {
-		return nil, err
+		return err
 	}
-	return p, nil
+	return nil
 }
 
 // requestLine parses "METHOD SP target SP HTTP/x.y" (net/http's cuts).

@@ -33,9 +33,9 @@ func start(t testing.TB, h http.Handler) (string, *Server) {
 	return ln.Addr().String(), srv
 }
 
-// exchange writes raw on a new connection and reads n responses (HEAD
+// roundTrip writes raw on a new connection and reads n responses (HEAD
 // responses when head), then whether the server closed the connection.
-func exchange(t *testing.T, addr, raw string, n int, head bool) ([]*http.Response, []string, bool) {
+func roundTrip(t *testing.T, addr, raw string, n int, head bool) ([]*http.Response, []string, bool) {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -122,7 +122,7 @@ func TestResponseFraming(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resps, bodies, closed := exchange(t, addr, c.raw, 1, c.head)
+			resps, bodies, closed := roundTrip(t, addr, c.raw, 1, c.head)
 			resp := resps[0]
 			te := strings.Join(resp.TransferEncoding, ",")
 			if bodies[0] != c.body || resp.ContentLength != c.cl || te != c.te || closed != c.closed || resp.Close != c.close {
@@ -184,7 +184,7 @@ func TestPipelinedWithBodies(t *testing.T) {
 		"POST /chunked HTTP/1.1\r\n" + host + "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;ext=1\r\nde\r\n0\r\n\r\n" +
 		"POST /unread HTTP/1.1\r\n" + host + "Content-Length: 3\r\n\r\nxyz" +
 		"GET /last HTTP/1.1\r\n" + host + "\r\n"
-	_, bodies, closed := exchange(t, addr, raw, 4, false)
+	_, bodies, closed := roundTrip(t, addr, raw, 4, false)
 	if strings.Join(bodies, " ") != "/cl /chunked /unread /last" || closed {
 		t.Errorf("bodies %q, closed %v; want the four paths in order, open", bodies, closed)
 	}
@@ -221,7 +221,7 @@ func TestProtocolRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			resps, _, closed := exchange(t, addr, c.raw, 1, false)
+			resps, _, closed := roundTrip(t, addr, c.raw, 1, false)
 			if resps[0].StatusCode != c.status || !closed {
 				t.Errorf("got %d, closed %v; want %d and closed", resps[0].StatusCode, closed, c.status)
 			}
