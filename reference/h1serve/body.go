@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/textproto"
 	"strings"
+	"sync"
 )
 
 // errTrailerTooLarge ends a chunked body whose trailer section passed the
@@ -19,6 +20,8 @@ var errTrailerTooLarge = errors.New("request trailer section too large")
 // chunks and a trailer section (whose fields go to the request's Trailer
 // at the end, where receive.Check and its guard find them: MTH-2).
 type body struct {
+	mu      sync.Mutex // reads may come from a goroutine the handler started
+	done    bool       // the handler returned: reads are the server's own (drain)
 	c       *conn
 	req     *http.Request
 	remain  int64     // Content-Length bytes still to read
@@ -29,9 +32,15 @@ type body struct {
 }
 
 func (b *body) Read(p []byte) (int, error) {
-	if b.closed {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed || b.done {
 		return 0, http.ErrBodyReadAfterClose
 	}
+	return b.read(p)
+}
+
+func (b *body) read(p []byte) (int, error) {
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -93,25 +102,37 @@ func (b *body) readTrailer() error {
 }
 
 func (b *body) Close() error {
+	b.mu.Lock()
 	b.closed = true
+	b.mu.Unlock()
 	return nil
 }
 
-// complete reports whether the body was read to its end.
-func (b *body) complete() bool { return b.err == io.EOF }
+// end marks the handler returned: from now on only drain reads (a read
+// in progress in another goroutine finishes first); complete reports
+// whether the body was read to its end.
+func (b *body) end() (complete bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.done = true
+	return b.err == io.EOF
+}
 
 // drain reads what is left of the body, up to max bytes; true means the
-// connection's framing is intact after it.
+// connection's framing is intact after it. Call it after end.
 func (b *body) drain(max int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.err != nil {
 		return b.err == io.EOF
 	}
-	closed := b.closed
-	b.closed = false
-	_, err := io.Copy(io.Discard, io.LimitReader(struct{ io.Reader }{b}, max))
-	b.closed = closed
+	_, err := io.Copy(io.Discard, io.LimitReader(readFunc(b.read), max))
 	return err == nil && b.err == io.EOF
 }
+
+type readFunc func([]byte) (int, error)
+
+func (f readFunc) Read(p []byte) (int, error) { return f(p) }
 
 func newBody(c *conn, req *http.Request, p *parsed) *body {
 	b := &body{c: c, req: req, remain: p.contentLength, maxTrlr: c.srv.Limits.MaxHeaderBytes}

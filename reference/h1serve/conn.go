@@ -56,8 +56,10 @@ type conn struct {
 	body         *body
 	res          *response
 	reqClose     bool
-	expect       bool // Expect: 100-continue
+	expect       bool       // Expect: 100-continue
+	cmu          sync.Mutex // continueSent, headSent
 	continueSent bool
+	headSent     bool
 
 	wmu          sync.Mutex // the watcher's switches, from any goroutine
 	watchOK      bool
@@ -182,11 +184,11 @@ func (c *conn) serveOne() bool {
 	if p.contentLength != 0 {
 		c.clearDeadline() // a body may take long; the head's deadline is not its
 	}
-	if v := p.header.Get("Expect"); v != "" && !(strings.EqualFold(v, "100-continue") && p.minor >= 1) {
+	if ex, ok := p.header["Expect"]; ok && !hasToken(ex, "100-continue") {
 		c.res.close = true
 		c.res.WriteHeader(http.StatusExpectationFailed)
 		return c.finishRequest()
-	} else if v != "" && p.contentLength != 0 {
+	} else if ok && p.minor >= 1 && p.contentLength != 0 {
 		c.expect = true
 	}
 	c.run(req)
@@ -225,7 +227,7 @@ func (c *conn) newRequest(p *parsed) *http.Request {
 	req.Header, req.Host, req.RemoteAddr, req.RequestURI = p.header, p.host, c.remote, p.target
 	req.ContentLength, req.Close = p.contentLength, p.close
 	req.Body = http.NoBody
-	c.body, c.expect, c.continueSent, c.reqClose = nil, false, false, p.close
+	c.body, c.expect, c.continueSent, c.headSent, c.reqClose = nil, false, false, false, p.close
 	if p.chunked {
 		req.TransferEncoding = []string{"chunked"}
 	}
@@ -250,16 +252,20 @@ func (c *conn) finishRequest() bool {
 	c.wmu.Lock()
 	c.watchOK = false
 	c.wmu.Unlock()
-	if c.cr.stop() {
-		c.deadline = time.Time{} // stop set one in the past
+	if stopped := c.cr.stop(); stopped || c.cr.cleared.Swap(false) {
+		c.deadline = time.Time{} // the watcher cleared it, or stop set one in the past
 		_ = c.nc.SetReadDeadline(time.Time{})
 	}
 	w := c.res
 	intact := true
-	if c.body != nil && !c.body.complete() {
-		if c.expect && !c.continueSent {
-			intact = false // the client waits for a 100 that will not come
-		} else if !w.sent {
+	if c.body != nil && !c.body.end() {
+		c.cmu.Lock()
+		waiting := c.expect && !c.continueSent
+		c.cmu.Unlock()
+		switch {
+		case waiting || w.close:
+			intact = false // the client waits for a 100 that will not come; or closing anyway
+		case !w.sent:
 			intact = c.body.drain(maxDrain)
 		}
 		if !intact {
@@ -267,7 +273,7 @@ func (c *conn) finishRequest() bool {
 		}
 	}
 	w.finish()
-	if intact && c.body != nil && !c.body.complete() {
+	if intact && c.body != nil && !w.close {
 		intact = c.body.drain(maxDrain)
 	}
 	c.ctx.cancel(context.Canceled) // the handler returned (as in net/http)
@@ -280,9 +286,16 @@ func (c *conn) closing(w *response) bool {
 	return c.reqClose || c.srv.shutting.Load() || hasToken(w.header["Connection"], "close")
 }
 
-// sendContinue answers Expect: 100-continue at the body's first read.
+// sendContinue answers Expect: 100-continue at the body's first read
+// (which may be in a goroutine of the handler's: cmu orders it with the
+// response head).
 func (c *conn) sendContinue() {
-	if !c.expect || c.continueSent || c.res.sent {
+	if !c.expect {
+		return
+	}
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	if c.continueSent || c.headSent {
 		return
 	}
 	c.continueSent = true

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,7 +24,8 @@ type connReader struct {
 	inRead  bool
 	hasByte bool
 	b       [1]byte
-	gone    error // the background read's error: the client left
+	gone    error       // the background read's error: the client left
+	cleared atomic.Bool // start cleared the read deadline
 }
 
 func newConnReader(nc net.Conn) *connReader {
@@ -79,6 +81,7 @@ func (cr *connReader) start(cancel func(error)) bool {
 	}
 	cr.inRead = true
 	_ = cr.nc.SetReadDeadline(time.Time{})
+	cr.cleared.Store(true)
 	go cr.background(cancel)
 	return true
 }

@@ -183,6 +183,9 @@ func (w *response) finish() {
 // sniffed from the buffered body, or next (the write that overflowed it).
 func (w *response) writeHead(done bool, next []byte) {
 	w.sent = true
+	w.c.cmu.Lock()
+	defer w.c.cmu.Unlock()
+	w.c.headSent = true
 	h := w.header
 	if w.c.closing(w) {
 		w.close = true
