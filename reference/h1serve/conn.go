@@ -80,6 +80,9 @@ func newConn(s *Server, nc net.Conn) *conn {
 func (c *conn) serve() {
 	handedOff := false
 	defer func() {
+		if v := recover(); v != nil { // a bug here ends this connection, not the process
+			c.srv.log().Error("h1serve: panic serving a connection", "remote", c.remote, "panic", v, "stack", string(debug.Stack()))
+		}
 		if !handedOff {
 			c.nc.Close()
 		}
