@@ -49,6 +49,7 @@ type conn struct {
 	keys     []string // writeFields' sort buffer
 	bodyBuf  []byte
 	deadline time.Time // the read deadline set, zero for none
+	linger   bool      // close with the client's bytes unread: lingerClose first
 
 	// The request being served.
 	parsed       parsed
@@ -84,6 +85,9 @@ func (c *conn) serve() {
 			c.srv.log().Error("h1serve: panic serving a connection", "remote", c.remote, "panic", v, "stack", string(debug.Stack()))
 		}
 		if !handedOff {
+			if c.linger {
+				c.lingerClose()
+			}
 			c.nc.Close()
 		}
 		c.srv.forget(c)
@@ -272,12 +276,13 @@ func (c *conn) finishRequest() bool {
 			intact = c.body.drain(maxDrain)
 		}
 		if !intact {
-			w.close = true
+			w.close, c.linger = true, true
 		}
 	}
 	w.finish()
 	if intact && c.body != nil && !w.close {
 		intact = c.body.drain(maxDrain)
+		c.linger = !intact
 	}
 	c.ctx.cancel(context.Canceled) // the handler returned (as in net/http)
 	return intact && !w.close && !c.reqClose && w.err == nil

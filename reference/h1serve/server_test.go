@@ -228,3 +228,20 @@ func TestProtocolRefusals(t *testing.T) {
 		})
 	}
 }
+
+// An unread request body is drained up to maxDrain so the connection can
+// be reused; a larger one closes the connection (announced on the
+// response, which is not yet out).
+func TestUnreadBodyBound(t *testing.T) {
+	addr, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	for _, c := range []struct {
+		size   int
+		closed bool
+	}{{maxDrain, false}, {maxDrain + 1, true}} {
+		raw := fmt.Sprintf("POST / HTTP/1.1\r\n"+host+"Content-Length: %d\r\n\r\n%s", c.size, strings.Repeat("b", c.size))
+		resps, _, closed := roundTrip(t, addr, raw, 1, false)
+		if closed != c.closed || resps[0].Close != c.closed {
+			t.Errorf("%d unread bytes: closed %v, Connection: close %v; want %v", c.size, closed, resps[0].Close, c.closed)
+		}
+	}
+}
