@@ -108,14 +108,15 @@ func (c *conn) serve() {
 }
 
 // setDeadline sets the read deadline for the wait for a head coarsely:
-// only when the one set ends more than a second before now+d, so a busy
-// keep-alive connection makes about one such syscall a second.
+// only when the one set ends more than a second (at most d/2) before
+// now+d, so a busy keep-alive connection moves its deadline about once a
+// second, not once a request.
 func (c *conn) setDeadline(d time.Duration) {
 	if d <= 0 {
 		return
 	}
 	now := time.Now()
-	if !c.deadline.IsZero() && c.deadline.Sub(now) > d-time.Second {
+	if !c.deadline.IsZero() && c.deadline.Sub(now) > d-min(time.Second, d/2) {
 		return
 	}
 	c.deadline = now.Add(d)
