@@ -82,8 +82,7 @@ func newRig(t testing.TB, cfgTemplate string, opts ...Option) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close) // runs after edge.Close: cleanups run last-in first-out
-	edge := httptest.NewServer(srv)
-	t.Cleanup(edge.Close)
+	edge := serveH1(t, srv, log)
 	return &rig{t: t, emu: emu, edge: edge, logs: logs}
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -20,20 +19,13 @@ import (
 	"github.com/edgeconform/edgeconform/reference/receive"
 )
 
-// receiveEdge serves r's edge as edgecache serve does: receive.Configure
-// and receive.Listener with the default limits, HTTP/1.1 and h2c.
+// receiveEdge serves r's edge as edgecache serve does: reference/h1serve
+// with the default limits, HTTP/1.1 and h2c (serveH1).
 func (r *rig) receiveEdge() string { return r.receiveServer().Listener.Addr().String() }
 
 func (r *rig) receiveServer() *httptest.Server {
 	r.t.Helper()
-	ts := httptest.NewUnstartedServer(r.server())
-	ts.Config.ErrorLog = slog.NewLogLogger(slog.DiscardHandler, slog.LevelWarn) // h2 connection errors the tests cause
-	lim := receive.DefaultLimits()
-	receive.Configure(ts.Config, lim, slog.New(slog.DiscardHandler))
-	ts.Listener = receive.Listener(ts.Listener, lim, r.server().log)
-	ts.Start()
-	r.t.Cleanup(ts.Close)
-	return ts
+	return serveH1(r.t, r.server(), r.server().log)
 }
 
 // rawH1 writes raw to addr and reads one response; closed reports whether

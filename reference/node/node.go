@@ -7,14 +7,20 @@
 //	n, err := node.New(cfg, node.WithLogger(log), node.WithUpstream(upstream.Options{RootCAs: pool}),
 //		node.WithEdge(edge.WithName("edge-1"), edge.WithShields(tiers)))
 //	defer n.Close()
-//	srv := n.Serve(ln) // HTTP/1.1 and h2c through the receive step
+//	srv := n.Serve(ln, nil) // HTTP/1.1 (reference/h1serve) and h2c through the receive step
 //	defer srv.Shutdown(ctx)
+//
+// WithHTTP1Server(node.NetHTTP) serves HTTP/1.1 on net/http's server
+// behind receive.Listener instead, as before issue #14 (edgecache serve
+// --http1-server=net/http): the fallback for a client that trips on
+// h1serve.
 //
 // A Node is an http.Handler (the edge); Close releases, in order, the
 // cache and running fills, then the upstream client if the node made it.
 package node
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -23,6 +29,7 @@ import (
 
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/edge"
+	"github.com/edgeconform/edgeconform/reference/h1serve"
 	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
@@ -38,7 +45,18 @@ type options struct {
 	limits   *receive.Limits
 	edge     []edge.Option
 	httpLog  *slog.Logger
+	http1    string
 }
+
+// The HTTP/1.1 servers WithHTTP1Server selects.
+const (
+	H1Serve = "h1serve"  // reference/h1serve: the default
+	NetHTTP = "net/http" // net/http's server behind receive.Listener
+)
+
+// WithHTTP1Server selects the server Serve answers HTTP/1.1 with: H1Serve
+// (default) or NetHTTP; New refuses another name.
+func WithHTTP1Server(name string) Option { return func(o *options) { o.http1 = name } }
 
 // WithLogger sets the node's logger (default slog.Default()); the
 // upstream client the node makes logs there too.
@@ -77,6 +95,7 @@ type Node struct {
 	log       *slog.Logger
 	httpLog   *slog.Logger
 	limits    receive.Limits
+	http1     string
 	client    *upstream.Client
 	ownClient bool
 }
@@ -88,7 +107,14 @@ func New(cfg *config.Config, opts ...Option) (*Node, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	n := &Node{log: o.log, metrics: o.metrics, client: o.client, httpLog: o.httpLog}
+	n := &Node{log: o.log, metrics: o.metrics, client: o.client, httpLog: o.httpLog, http1: o.http1}
+	switch n.http1 {
+	case "":
+		n.http1 = H1Serve
+	case H1Serve, NetHTTP:
+	default:
+		return nil, fmt.Errorf("assembling the node: HTTP/1.1 server %q: want %q or %q", o.http1, H1Serve, NetHTTP)
+	}
 	if n.log == nil {
 		n.log = slog.Default()
 	}
@@ -124,23 +150,45 @@ func New(cfg *config.Config, opts ...Option) (*Node, error) {
 // Metrics are the node's Prometheus series (for an admin endpoint).
 func (n *Node) Metrics() *edge.Metrics { return n.metrics }
 
+// Server is what Serve returns: the client-facing server, to shut down.
+type Server interface {
+	Shutdown(context.Context) error
+	Close() error
+}
+
 // Serve answers clients on ln in a goroutine, as edgecache serve does:
 // HTTP/1.1 and h2c with prior knowledge (so clients can see RST_STREAM
-// truncation), through the receive step's raw checks and limits. errs,
-// if not nil, receives what Serve returned when it ends. Shut the returned
-// server down before Close.
-func (n *Node) Serve(ln net.Listener, errs chan<- error) *http.Server {
-	srv := &http.Server{Handler: n, ReadHeaderTimeout: 30 * time.Second,
+// truncation), through the receive step's raw checks and limits, on
+// reference/h1serve (or net/http's server: WithHTTP1Server). errs, if not
+// nil, receives what Serve returned when it ends (http.ErrServerClosed
+// after Shutdown). Shut the returned server down before Close.
+func (n *Node) Serve(ln net.Listener, errs chan<- error) Server {
+	h2 := &http.Server{Handler: n, ReadHeaderTimeout: readHeaderTimeout,
 		ErrorLog: slog.NewLogLogger(n.httpLog.Handler(), slog.LevelWarn)}
-	receive.Configure(srv, n.limits, n.log)
+	receive.Configure(h2, n.limits, n.log)
+	serve := func() error { return h2.Serve(receive.Listener(ln, n.limits, n.log)) }
+	var srv Server = h2
+	if n.http1 == H1Serve {
+		hs := &h1serve.Server{Handler: n, Limits: n.limits, ReadHeaderTimeout: readHeaderTimeout,
+			IdleTimeout: idleTimeout, Logger: n.log, H2: h2}
+		serve, srv = func() error { return hs.Serve(ln) }, hs
+	}
 	go func() {
-		err := srv.Serve(receive.Listener(ln, n.limits, n.log))
+		err := serve()
 		if errs != nil {
 			errs <- err
 		}
 	}()
 	return srv
 }
+
+// The client-facing timeouts: a connection's first head, and the wait
+// for each next one on a keep-alive connection (nginx's keepalive_timeout
+// default; net/http's server here had none).
+const (
+	readHeaderTimeout = 30 * time.Second
+	idleTimeout       = 75 * time.Second
+)
 
 // Close stops running fills, releases the cache and, if the node made
 // it, the upstream client. Call it after the HTTP servers shut down.

@@ -21,10 +21,16 @@ import (
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
-// One assembled node, served as edgecache serve serves it, answers a miss
-// from the origin and the repeat from its cache (CCH-2), counts both, and
-// shuts down cleanly.
+// One assembled node, served as edgecache serve serves it (on either
+// HTTP/1.1 server), answers a miss from the origin and the repeat from its
+// cache (CCH-2), counts both, and shuts down cleanly.
 func TestNodeServesAndCaches(t *testing.T) {
+	for _, h1 := range []string{node.H1Serve, node.NetHTTP} {
+		t.Run(strings.ReplaceAll(h1, "/", "-"), func(t *testing.T) { testNodeServes(t, h1) })
+	}
+}
+
+func testNodeServes(t *testing.T, h1 string) {
 	emu, err := originemu.Start(context.Background(), originemu.Config{
 		Listeners: []originemu.ListenerConfig{{Name: "http", Profile: originemu.HTTP}},
 		Logger:    slog.New(slog.DiscardHandler),
@@ -55,7 +61,7 @@ service:
 	var logs bytes.Buffer
 	n, err := node.New(cfg, node.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))),
 		node.WithUpstream(upstream.Options{Resolve: map[string]string{"origin.test": "127.0.0.1"}}),
-		node.WithEdge(edge.WithName("node-test")))
+		node.WithEdge(edge.WithName("node-test")), node.WithHTTP1Server(h1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,5 +113,28 @@ service:
 	n.Close()
 	if !strings.Contains(logs.String(), `"cache_status":"hit"`) {
 		t.Errorf("no client request record with cache_status hit in the node's log:\n%s", logs.String())
+	}
+}
+
+// An HTTP/1.1 server New does not know is refused, naming it.
+func TestNodeRefusesUnknownHTTP1Server(t *testing.T) {
+	cfg, err := config.Load([]byte(`
+origins:
+  - {name: h1, originAddress: origin.test, protocol: HTTP, port: 80}
+service:
+  name: node
+  routing:
+    hostRules: [{hosts: ["*"], pathMatcher: main}]
+    pathMatchers:
+      - name: main
+        routeRules:
+          - {priority: 1, matchRules: [{prefixMatch: /}], origin: h1}
+`), config.Options{Lab: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = node.New(cfg, node.WithHTTP1Server("fasthttp"))
+	if err == nil || !strings.Contains(err.Error(), `"fasthttp"`) {
+		t.Fatalf("New with an unknown HTTP/1.1 server: %v, want an error naming it", err)
 	}
 }

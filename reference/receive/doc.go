@@ -49,6 +49,15 @@
 // without Listener (plain httptest.NewServer) still runs Check: it then
 // lacks the raw HTTP/1.1 checks and the h2 reset limit.
 //
+// reference/h1serve, the reference's own HTTP/1.1 server (edgecache
+// serve's default), parses each head once and applies the raw checks as
+// it reads, through this package's functions (Limits.TargetTooLong,
+// LineTooLong, FieldsTooLarge, ObsFold, Framing): a head it refuses
+// reaches the handler as a placeholder whose context carries the refusal
+// (WithRejection; Check returns it), and an h2c connection goes to an
+// http.Server set up by Configure, wrapped by H2Conn as Listener wraps it.
+// Listener stays for net/http's server (--http1-server=net/http).
+//
 // What net/http already refuses itself is left to it: on h2 a
 // Transfer-Encoding or other connection-specific field is a 400 (RFC 9113
 // 8.2.2), a field value with CR or LF (h2's obs-fold) a stream error, a

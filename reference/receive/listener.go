@@ -275,9 +275,13 @@ func (c *conn) takeRejected() *Error {
 type connKey struct{}
 
 // stashed is the refusal r stands for when r is the placeholder of a head
-// Listener refused (it carries its connection's token), a 400 when r
-// carries RejectHeader otherwise, else nil.
+// refused by a server that parses heads itself (WithRejection) or by
+// Listener (it carries its connection's token), a 400 when r carries
+// RejectHeader otherwise, else nil.
 func stashed(r *http.Request) *Error {
+	if e := Rejection(r.Context()); e != nil {
+		return e
+	}
 	tok, ok := r.Header[RejectHeader]
 	if !ok {
 		return nil

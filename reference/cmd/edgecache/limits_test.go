@@ -21,7 +21,14 @@ import (
 // The receive limits' flags reach the server: a target over
 // --max-url-bytes is 414 and more fields than --max-header-fields 431,
 // from edgecache itself (issue #12 item 4); a request within them is served.
+// Both HTTP/1.1 servers (--http1-server) do it.
 func TestServeLimitFlags(t *testing.T) {
+	for _, server := range []string{"h1serve", "net/http"} {
+		t.Run(strings.ReplaceAll(server, "/", "-"), func(t *testing.T) { testServeLimitFlags(t, server) })
+	}
+}
+
+func testServeLimitFlags(t *testing.T, server string) {
 	emu, err := originemu.Start(context.Background(), originemu.Config{Logger: slog.New(slog.DiscardHandler), Listeners: []originemu.ListenerConfig{
 		{Name: "refuse", Profile: originemu.Refuse}, {Name: "h2", Profile: originemu.H2}, {Name: "blackhole", Profile: originemu.Blackhole},
 	}})
@@ -36,7 +43,7 @@ func TestServeLimitFlags(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"serve", "--config", demoConfig(t, emu), "--listen", "127.0.0.1:0",
 			"--origin-ca", caFile, "--resolve", "origin.test=127.0.0.1",
-			"--max-url-bytes", "1KiB", "--max-header-fields", "20", "--max-header-bytes", "4KiB"}, pw, io.Discard)
+			"--max-url-bytes", "1KiB", "--max-header-fields", "20", "--max-header-bytes", "4KiB", "--http1-server", server}, pw, io.Discard)
 		pw.Close()
 	}()
 	defer func() {
@@ -109,6 +116,15 @@ func TestServeLimitFlagsChecked(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "request limits") {
 			t.Errorf("%v: got %v, want a usage error about the request limits", args, err)
 		}
+	}
+}
+
+// --http1-server takes h1serve or net/http only.
+func TestServeHTTP1ServerFlagChecked(t *testing.T) {
+	_, err := parseServe([]string{"--config", "x.yaml", "--listen", "127.0.0.1:0", "--http1-server", "fasthttp"})
+	var ue *usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `--http1-server "fasthttp"`) {
+		t.Errorf("got %v, want a usage error naming --http1-server", err)
 	}
 }
 

@@ -194,6 +194,7 @@ type serveFlags struct {
 	shieldRegions                  multiFlag
 	maxFills                       int
 	limits                         receive.Limits // the receive step's (--max-*, --h2-max-resets)
+	http1Server                    string         // --http1-server
 	bounds                         config.Options // the configuration's own bounds (boundFlags)
 }
 
@@ -219,6 +220,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	fs.StringVar(&f.shield, "shield", "", "parent tier: fill cache misses from the edgecache node at `URL` (SHD-1)")
 	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
 	fs.StringVar(&f.name, "name", edge.DefaultName, "this node's `NAME` in Cache-Status")
+	fs.StringVar(&f.http1Server, "http1-server", node.H1Serve, "the client-facing HTTP/1.1 `SERVER`: h1serve (the reference's own) or net/http (the fallback, net/http's server)")
 	fs.IntVar(&f.maxFills, "max-fills", edge.DefaultMaxFills, "fills in flight at most (`N`; a miss past it gets 503 with Retry-After; 0: no bound)")
 	boundFlags(fs, &f.bounds)
 	geoFlags(fs, &f.geo)
@@ -237,6 +239,9 @@ func parseServe(args []string) (*serveFlags, error) {
 	f.limits.MaxHeaderBytes, f.limits.MaxURLBytes = int(min(headerBytes, 1<<30)), int(min(urlBytes, 1<<30))
 	if err := f.limits.Validate(); err != nil {
 		return nil, usagef("request limits (--max-header-bytes, --max-header-fields, --max-url-bytes, --h2-max-resets): %v", err)
+	}
+	if f.http1Server != node.H1Serve && f.http1Server != node.NetHTTP {
+		return nil, usagef("--http1-server %q: want %s or %s", f.http1Server, node.H1Serve, node.NetHTTP)
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -388,7 +393,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	errs := make(chan error, 2)
 	srv := n.Serve(ln, errs) // HTTP/1.1 and h2c through the receive step
-	servers := []*http.Server{srv}
+	servers := []node.Server{srv}
 	fmt.Fprintf(stdout, "listening http://%s\n", ln.Addr())
 	if f.admin != "" {
 		asrv, err := serveAdmin(f.admin, metrics.Registry, errs, stdout)
@@ -452,6 +457,7 @@ func (f *serveFlags) node(cfg *config.Config, log *slog.Logger) (*node.Node, err
 	}
 	tiers, _ := f.tiers() // checked by parseServe
 	return node.New(cfg, node.WithLogger(log), node.WithUpstream(uopts), node.WithLimits(f.limits),
+		node.WithHTTP1Server(f.http1Server),
 		node.WithEdge(edge.WithFetch(fetch.WithGCS(gcs)), edge.WithStore(st), edge.WithName(f.name),
 			edge.WithShields(tiers), edge.WithMaxFills(maxFills(f.maxFills)), edge.WithGeo(f.geo)))
 }
@@ -474,7 +480,7 @@ func serveAdmin(addr string, reg *prometheus.Registry, errs chan<- error, stdout
 }
 
 // shutdown lets in-flight requests finish (up to shutdownGrace).
-func shutdown(servers []*http.Server) error {
+func shutdown(servers []node.Server) error {
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	var first error

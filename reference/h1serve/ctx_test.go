@@ -1,0 +1,226 @@
+package h1serve
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// A client that goes away while its handler waits on the request's
+// context cancels it: through Done, and through context.WithCancel and
+// context.AfterFunc (which use the context's AfterFunc).
+func TestClientGoneCancels(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		wait func(ctx context.Context) <-chan struct{}
+	}{
+		{"Done", func(ctx context.Context) <-chan struct{} { return ctx.Done() }},
+		{"WithCancel", func(ctx context.Context) <-chan struct{} {
+			child, cancel := context.WithCancel(ctx)
+			_ = cancel
+			return child.Done()
+		}},
+		{"AfterFunc", func(ctx context.Context) <-chan struct{} {
+			ch := make(chan struct{})
+			context.AfterFunc(ctx, func() { close(ch) })
+			return ch
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			waiting, cancelled := make(chan struct{}), make(chan error, 1)
+			addr, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				done := c.wait(r.Context())
+				close(waiting)
+				select {
+				case <-done:
+					cancelled <- r.Context().Err()
+				case <-time.After(5 * time.Second):
+					cancelled <- errors.New("not cancelled within 5s of the client leaving")
+				}
+			}))
+			nc, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(nc, "GET / HTTP/1.1\r\n"+host+"\r\n")
+			<-waiting
+			nc.Close()
+			if err := <-cancelled; !errors.Is(err, context.Canceled) {
+				t.Errorf("the request's context after the client left: %v, want context.Canceled", err)
+			}
+		})
+	}
+}
+
+// The background read that watches for the client leaving keeps what it
+// reads: a request pipelined behind one whose handler waited on its
+// context is served whole.
+func TestWatcherKeepsPipelinedBytes(t *testing.T) {
+	addr, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/wait" {
+			select {
+			case <-r.Context().Done():
+				t.Errorf("context cancelled with the client still there: %v", r.Context().Err())
+			case <-time.After(200 * time.Millisecond): // the next request's bytes arrive meanwhile
+			}
+		}
+		io.WriteString(w, r.URL.Path)
+	}))
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(nc)
+	io.WriteString(nc, "GET /wait HTTP/1.1\r\n"+host+"\r\n")
+	time.Sleep(50 * time.Millisecond) // the handler is waiting: the watcher reads
+	io.WriteString(nc, "GET /next HTTP/1.1\r\n"+host+"\r\n")
+	for _, want := range []string{"/wait", "/next"} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", want, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != want {
+			t.Errorf("got %q, want %q", b, want)
+		}
+	}
+}
+
+// Expect: 100-continue gets the 100 at the handler's first body read, and
+// not before; a handler that answers without reading closes the
+// connection instead of waiting for a body the client holds back.
+func TestExpectContinue(t *testing.T) {
+	addr, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/read" {
+			b, _ := io.ReadAll(r.Body)
+			w.Write(b)
+			return
+		}
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(nc)
+	io.WriteString(nc, "POST /read HTTP/1.1\r\n"+host+"Expect: 100-continue\r\nContent-Length: 4\r\n\r\n")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusContinue {
+		t.Fatalf("got %v, %v; want 100 Continue first", resp, err)
+	}
+	io.WriteString(nc, "body")
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if string(b) != "body" {
+		t.Errorf("echoed %q, want \"body\"", b)
+	}
+
+	resps, _, closed := roundTrip(t, addr, "POST /deny HTTP/1.1\r\n"+host+"Expect: 100-continue\r\nContent-Length: 4\r\n\r\n", 1, false)
+	if resps[0].StatusCode != http.StatusForbidden || !closed {
+		t.Errorf("unread Expect body: %d, closed %v; want 403 and closed", resps[0].StatusCode, closed)
+	}
+}
+
+// Shutdown closes idle connections at once, lets an active request finish
+// (its connection closed after it), and Serve returns http.ErrServerClosed.
+func TestShutdown(t *testing.T) {
+	inHandler, release := make(chan struct{}), make(chan struct{})
+	addr, srv := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			close(inHandler)
+			<-release
+		}
+		io.WriteString(w, "done")
+	}))
+	idle, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	_ = idle.SetDeadline(time.Now().Add(5 * time.Second))
+	ibr := bufio.NewReader(idle)
+	io.WriteString(idle, "GET /fast HTTP/1.1\r\n"+host+"\r\n")
+	if resp, err := http.ReadResponse(ibr, nil); err != nil {
+		t.Fatal(err)
+	} else {
+		io.ReadAll(resp.Body)
+	}
+	active, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer active.Close()
+	_ = active.SetDeadline(time.Now().Add(5 * time.Second))
+	io.WriteString(active, "GET /slow HTTP/1.1\r\n"+host+"\r\n")
+	<-inHandler
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(context.Background()) }()
+	if _, err := ibr.ReadByte(); err == nil {
+		t.Error("the idle connection got a byte, want it closed")
+	}
+	select {
+	case err := <-shut:
+		t.Fatalf("Shutdown returned %v with a request active", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	resp, err := http.ReadResponse(bufio.NewReader(active), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if string(b) != "done" || !resp.Close {
+		t.Errorf("active request: %q, Close %v; want \"done\" and Connection: close", b, resp.Close)
+	}
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if _, err := net.Dial("tcp", addr); err == nil {
+		t.Error("the listener still accepts after Shutdown")
+	}
+}
+
+// A keep-alive connection left idle is closed after the idle timeout
+// (give or take the coarse deadline's slack: a second, at most half).
+func TestIdleTimeout(t *testing.T) {
+	for _, idle := range []time.Duration{1500 * time.Millisecond, 400 * time.Millisecond} {
+		t.Run(idle.String(), func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), IdleTimeout: idle, ReadHeaderTimeout: idle}
+			go srv.Serve(ln)
+			defer srv.Close()
+			nc, err := net.Dial("tcp", ln.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			_ = nc.SetDeadline(time.Now().Add(idle + 5*time.Second))
+			br := bufio.NewReader(nc)
+			io.WriteString(nc, "GET / HTTP/1.1\r\n"+host+"\r\n")
+			if _, err := http.ReadResponse(br, nil); err != nil {
+				t.Fatal(err)
+			}
+			t0 := time.Now()
+			_, err = br.ReadByte()
+			lo := idle - min(time.Second, idle/2) - 50*time.Millisecond
+			if el := time.Since(t0); err == nil || el < lo || el > idle+time.Second {
+				t.Errorf("idle connection: %v after %v; want closed after %v..%v", err, el, lo, idle)
+			}
+		})
+	}
+}
