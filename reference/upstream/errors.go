@@ -141,6 +141,7 @@ func classifyErr(err error, connected bool) (reason string, connect bool) {
 		stream  http2.StreamError
 		connErr http2.ConnectionError
 		proto   textproto.ProtocolError
+		h1Proto *ProtocolError
 	)
 	switch {
 	case errors.As(err, &alpn):
@@ -167,7 +168,7 @@ func classifyErr(err error, connected bool) (reason string, connect bool) {
 		return "canceled", false
 	case errors.As(err, &goAway), errors.As(err, &stream), errors.As(err, &connErr):
 		return "connection_terminated", true // INT: see IsConnectFailure
-	case errors.As(err, &proto), strings.Contains(err.Error(), "malformed HTTP"),
+	case errors.As(err, &h1Proto), errors.As(err, &proto), strings.Contains(err.Error(), "malformed HTTP"),
 		strings.Contains(err.Error(), "malformed MIME"):
 		return "http_protocol_error", false
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
