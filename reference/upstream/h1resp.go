@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -424,17 +425,36 @@ func (b *h1Body) finish(reuse bool) {
 	stopped := b.stop()
 	reuse = reuse && stopped && b.keepAlive && pc.br.Buffered() == 0
 	if reuse && b.streaming {
-		select {
-		case err := <-pc.wrote:
-			reuse = err == nil
-		default:
-			reuse = false // still sending: the origin answered early
-		}
+		reuse = pc.bodySent()
 	}
 	if reuse {
 		pc.pool.put(pc)
 	} else {
 		pc.close()
+	}
+}
+
+// maxWriteWait is how long a connection whose response ended waits for its
+// request body writer to finish before it is closed rather than reused
+// (net/http's Transport waits as long).
+const maxWriteWait = 50 * time.Millisecond
+
+// bodySent reports whether the request body writer finished without error,
+// waiting up to maxWriteWait (the origin may answer before the body is
+// all sent, and never read the rest).
+func (pc *h1Conn) bodySent() bool {
+	select {
+	case err := <-pc.wrote:
+		return err == nil
+	default:
+	}
+	t := time.NewTimer(maxWriteWait)
+	defer t.Stop()
+	select {
+	case err := <-pc.wrote:
+		return err == nil
+	case <-t.C:
+		return false
 	}
 }
 
