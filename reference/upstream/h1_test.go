@@ -292,7 +292,6 @@ func TestH1ClosedIdleConnectionNotUsed(t *testing.T) {
 		return false // close after each response, without saying so
 	})
 	c := rawClient(t)
-	c.peekAfter = 0
 	for i := range 3 {
 		if i > 0 {
 			// Until the close has arrived: the peek cannot see what is in flight.

@@ -80,17 +80,18 @@ func (pc *h1Conn) close() {
 	pc.pool.slotFreed()
 }
 
-// usable reports whether an idle connection may carry a request. One idle
-// for at least peekAfter is checked without blocking (a peek at the
-// socket): an origin that closed it, or (cleartext) sent bytes nobody
-// asked for, makes it unusable, so the request goes on a new connection
-// rather than failing on this one (ATT-3: nothing was sent, so that is not
-// an attempt). TLS records may legitimately arrive (session tickets).
-func (pc *h1Conn) usable(idle time.Duration) bool {
+// usable reports whether an idle connection may carry a request: it is
+// checked without blocking (a peek at the socket, one recvfrom): an origin
+// that closed it, or (cleartext) sent bytes nobody asked for, makes it
+// unusable, so the request goes on a new connection rather than failing on
+// this one (ATT-3: nothing was sent, so that is not an attempt). TLS
+// records may legitimately arrive (session tickets). A close still in
+// flight is not seen: that request fails, an attempt like any other.
+func (pc *h1Conn) usable() bool {
 	if pc.br.Buffered() > 0 {
 		return false // bytes beyond the last response
 	}
-	if pc.raw == nil || idle < pc.pool.peekAfter {
+	if pc.raw == nil {
 		return true
 	}
 	if err := pc.raw.Read(pc.peekFn); err != nil {

@@ -24,9 +24,6 @@ type h1Pool struct {
 	t       Target
 	max     int
 	idleFor time.Duration
-	// peekAfter: a connection idle at least this long is checked for an
-	// origin close before it is reused (see h1Conn.usable).
-	peekAfter time.Duration
 
 	mu      sync.Mutex
 	idle    []*h1Conn // most recently used last
@@ -35,15 +32,10 @@ type h1Pool struct {
 	closed  bool
 }
 
-// defaultPeekAfter: origins close idle keep-alive connections after seconds
-// (nginx 75 s, Node 5 s); a connection idle for less than this is reused
-// without the check's syscall.
-const defaultPeekAfter = 500 * time.Millisecond
-
 var errClientClosed = errors.New("upstream: client closed")
 
 func newH1Pool(c *Client, t Target) *h1Pool {
-	return &h1Pool{c: c, t: t, max: c.maxConns, idleFor: c.idle, peekAfter: c.peekAfter}
+	return &h1Pool{c: c, t: t, max: c.maxConns, idleFor: c.idle}
 }
 
 // roundTrip makes one attempt: it never sends the request twice (ATT-3,
@@ -86,9 +78,8 @@ func (p *h1Pool) get(ctx context.Context) (pc *h1Conn, reused bool, err error) {
 			p.idle[n-1] = nil
 			p.idle = p.idle[:n-1]
 			pc.idleTimer.Stop()
-			idleFor := time.Since(pc.idleAt)
 			p.mu.Unlock()
-			if !pc.usable(idleFor) {
+			if !pc.usable() {
 				pc.close() // the origin closed it meanwhile: dial instead
 				continue
 			}
@@ -108,11 +99,14 @@ func (p *h1Pool) get(ctx context.Context) (pc *h1Conn, reused bool, err error) {
 }
 
 // wait waits in line for a connection handed over (or, nil, a slot to
-// dial in) until ctx ends.
+// dial in) until ctx ends; shutdown closes w.
 func (p *h1Pool) wait(ctx context.Context, w chan *h1Conn) (*h1Conn, bool, error) {
 	select {
-	case pc := <-w:
-		if pc == nil {
+	case pc, ok := <-w:
+		switch {
+		case !ok:
+			return nil, false, errClientClosed
+		case pc == nil:
 			pc, err := p.dial(ctx)
 			return pc, false, err
 		}
@@ -126,9 +120,9 @@ func (p *h1Pool) wait(ctx context.Context, w chan *h1Conn) (*h1Conn, bool, error
 	} else {
 		// Handed something just now: pass it on.
 		p.mu.Unlock()
-		if pc := <-w; pc != nil {
+		if pc, ok := <-w; pc != nil {
 			p.put(pc)
-		} else {
+		} else if ok {
 			p.slotFreed()
 		}
 	}
@@ -211,6 +205,10 @@ func (p *h1Pool) shutdown() {
 	p.closed = true
 	idle := p.idle
 	p.idle = nil
+	for _, w := range p.waiters {
+		close(w)
+	}
+	p.waiters = nil
 	p.mu.Unlock()
 	for _, pc := range idle {
 		pc.close()

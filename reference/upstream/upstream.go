@@ -137,9 +137,6 @@ type Client struct {
 	// netHTTP makes HTTP and HTTPS targets use net/http's Transport (the
 	// implementation before issue #14's pool; benchmarks compare them).
 	netHTTP bool
-	// peekAfter is the idle time after which a reused HTTP/1.1 connection
-	// is checked for an origin close (h1Pool.peekAfter).
-	peekAfter time.Duration
 
 	mu         sync.Mutex
 	rts        map[Target]*list.Element // of *cached, most recently used first
@@ -165,8 +162,7 @@ type transport interface{ CloseIdleConnections() }
 // New returns a Client.
 func New(opts Options) *Client {
 	c := &Client{rootCAs: opts.RootCAs, resolve: map[string]string{}, log: opts.Logger, rts: map[Target]*list.Element{}, maxTargets: maxTargets,
-		idle: cmp.Or(opts.IdleTimeout, DefaultIdleTimeout), maxConns: cmp.Or(opts.MaxConnsPerTarget, DefaultMaxConnsPerTarget),
-		peekAfter: defaultPeekAfter}
+		idle: cmp.Or(opts.IdleTimeout, DefaultIdleTimeout), maxConns: cmp.Or(opts.MaxConnsPerTarget, DefaultMaxConnsPerTarget)}
 	for host, ip := range opts.Resolve {
 		c.resolve[strings.ToLower(host)] = ip
 	}
