@@ -28,6 +28,22 @@
 // User-Agent of its own, never uses a proxy from the environment and never
 // follows redirects.
 //
+// HTTP/1.1 (HTTP and HTTPS) goes through the package's own connection pool
+// and client (h1pool.go, h1conn.go, h1resp.go; issue #14), not net/http's
+// Transport: the request's goroutine writes the request in one buffered
+// write and reads the response head itself; an idle connection costs a
+// timer, no goroutine; the body hands the connection back to the pool at
+// its end and closes it if closed early or cut. A request is never resent
+// (ATT-3, ATT-4): one that fails on a reused connection is a failed
+// attempt, reported; a reused connection is first checked with a
+// non-blocking peek at its socket, and one the origin has closed is
+// dropped and another used. Responses are parsed strictly: a malformed
+// status line, header, Content-Length, Transfer-Encoding (only chunked),
+// both framings at once, obsolete line folding, a head over 1 MiB or more
+// than 5 informational responses is a *ProtocolError (http_protocol_error);
+// a body ending before its Content-Length or last chunk is
+// io.ErrUnexpectedEOF. h2 (HTTP2) stays on x/net's transport (h2conn.go).
+//
 // Every error RoundTrip returns is an *Error that says whether the attempt
 // counts as a connect failure (retry condition CONNECT_FAILURE, ATT-5) and
 // gives an RFC 9209 proxy-status error type for logs and the Proxy-Status
