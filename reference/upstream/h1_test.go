@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeconform/edgeconform/emulators/journal"
 	"github.com/edgeconform/edgeconform/reference/config"
 )
 
@@ -22,10 +23,11 @@ import (
 // writes: the HTTP/1.1 client's tests need responses net/http's server
 // would never send.
 type rawOrigin struct {
-	ln    net.Listener
-	conns atomic.Int32
-	mu    sync.Mutex
-	reqs  []string // request heads, in order
+	ln     net.Listener
+	conns  atomic.Int32
+	closed atomic.Int32 // connections whose client closed them (or that the server closed)
+	mu     sync.Mutex
+	reqs   []string // request heads, in order
 }
 
 // startRaw serves every connection with respond, called once per request
@@ -47,6 +49,7 @@ func startRaw(t *testing.T, respond func(c net.Conn, br *bufio.Reader, head stri
 			}
 			o.conns.Add(1)
 			wg.Go(func() {
+				defer o.closed.Add(1)
 				defer c.Close()
 				br := bufio.NewReader(c)
 				for {
@@ -390,5 +393,56 @@ func TestH1EarlyResponseToBody(t *testing.T) {
 	resp, _, err := roundTrip(t, c, o.target(t), r)
 	if err != nil || resp.StatusCode != 413 {
 		t.Fatalf("%v %v", resp, err)
+	}
+}
+
+// Client.Close closes the idle connections at once and one in use when its
+// response is done.
+func TestH1CloseClient(t *testing.T) {
+	o := startRaw(t, fixed("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+	c := rawClient(t)
+	tgt := o.target(t)
+	inUse, err := c.RoundTrip(context.Background(), tgt, newReq(t, "GET", "/in-use"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", "/idle")); err != nil { // on a second connection
+		t.Fatal(err)
+	}
+	c.Close()
+	waitFor(t, func() bool { return o.closed.Load() == 1 }, "the idle connection to close")
+	if b, err := io.ReadAll(inUse.Body); err != nil || string(b) != "ok" {
+		t.Fatalf("the response in flight: %q, %v", b, err)
+	}
+	inUse.Body.Close()
+	waitFor(t, func() bool { return o.closed.Load() == 2 }, "the connection in use to close after its response")
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// HTTPS: HTTP/1.1 over TLS with the target's SNI, the connection state in
+// resp.TLS, and the connection reused.
+func TestH1HTTPSConnectionState(t *testing.T) {
+	e := startEmu(t)
+	c := newClient(t, e)
+	tgt := target(t, e, config.ProtocolHTTPS, "https", "media.example.com")
+	for range 2 {
+		resp, _, err := roundTrip(t, c, tgt, newReq(t, "GET", "/tls"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.TLS == nil || resp.TLS.ServerName != "media.example.com" || resp.TLS.NegotiatedProtocol == "h2" {
+			t.Fatalf("resp.TLS = %+v", resp.TLS)
+		}
+	}
+	if conns := e.Journal().Query(journal.Query{Listener: "https"}).Conns; len(conns) != 1 {
+		t.Fatalf("%d connections, want 1", len(conns))
 	}
 }
