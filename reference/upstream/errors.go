@@ -142,8 +142,11 @@ func classifyErr(err error, connected bool) (reason string, connect bool) {
 		connErr http2.ConnectionError
 		proto   textproto.ProtocolError
 		h1Proto *ProtocolError
+		reqBody *requestBodyError
 	)
 	switch {
+	case errors.As(err, &reqBody):
+		return "http_request_error", false
 	case errors.As(err, &alpn):
 		return "tls_protocol_error", true
 	case errors.As(err, &hs):

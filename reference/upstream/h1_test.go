@@ -446,3 +446,36 @@ func TestH1HTTPSConnectionState(t *testing.T) {
 		t.Fatalf("%d connections, want 1", len(conns))
 	}
 }
+
+// A request body that fails (or is shorter than its ContentLength) aborts
+// the connection and the attempt is an http_request_error, not a connect
+// failure: the origin never got a whole request.
+func TestH1RequestBodyFails(t *testing.T) {
+	o := startRaw(t, func(c net.Conn, br *bufio.Reader, _ string) bool {
+		io.Copy(io.Discard, br) // until the client gives up
+		return false
+	})
+	c := rawClient(t)
+	for _, tc := range []struct {
+		name string
+		body io.Reader
+		n    int64
+	}{
+		{"reader-error", io.MultiReader(strings.NewReader("abc"), iotestErrReader{}), 10},
+		{"short", strings.NewReader("abc"), 10},
+		{"chunked-reader-error", io.MultiReader(strings.NewReader("abc"), iotestErrReader{}), -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newReq(t, "PUT", "/up")
+			r.Body, r.ContentLength = io.NopCloser(tc.body), tc.n
+			_, _, err := roundTrip(t, c, o.target(t), r)
+			if err == nil || IsConnectFailure(err) || Reason(err) != "http_request_error" {
+				t.Fatalf("err = %v (reason %q), want http_request_error", err, Reason(err))
+			}
+		})
+	}
+}
+
+type iotestErrReader struct{}
+
+func (iotestErrReader) Read([]byte) (int, error) { return 0, errors.New("client went away") }

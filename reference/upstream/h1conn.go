@@ -265,37 +265,65 @@ func (pc *h1Conn) writeBody(req *http.Request, chunked bool) {
 	err := pc.copyBody(req, chunked)
 	req.Body.Close()
 	if err == nil {
-		err = pc.bw.Flush()
-		if err != nil {
+		if err = pc.bw.Flush(); err != nil {
 			err = fmt.Errorf("writing the request body: %w", err)
 		}
 	}
+	pc.wrote <- err // before the close below fails the response read
 	if err != nil {
 		pc.close()
 	}
-	pc.wrote <- err
 }
 
+// requestBodyError is the request body failing (its reader's error, or a
+// length other than its ContentLength): http_request_error, not the
+// connection's failure.
+type requestBodyError struct{ err error }
+
+func (e *requestBodyError) Error() string { return "request body: " + e.err.Error() }
+func (e *requestBodyError) Unwrap() error { return e.err }
+
 func (pc *h1Conn) copyBody(req *http.Request, chunked bool) error {
+	body := bodyReader{req.Body}
 	if chunked {
 		cw := httputil.NewChunkedWriter(pc.bw)
-		if _, err := io.Copy(cw, req.Body); err != nil {
-			return fmt.Errorf("sending the request body: %w", err)
+		if _, err := io.Copy(cw, body); err != nil {
+			return asBodyError(err, "sending the request body")
 		}
 		cw.Close() // the last chunk
 		_, err := pc.bw.WriteString("\r\n")
 		return err
 	}
-	n, err := io.CopyN(pc.bw, req.Body, req.ContentLength)
+	n, err := io.CopyN(pc.bw, body, req.ContentLength)
 	if err == io.EOF {
-		return fmt.Errorf("request body ended after %d of its %d bytes: %w", n, req.ContentLength, io.ErrUnexpectedEOF)
+		return &requestBodyError{fmt.Errorf("ended after %d of its ContentLength %d bytes", n, req.ContentLength)}
 	}
 	if err != nil {
-		return fmt.Errorf("sending the request body: %w", err)
+		return asBodyError(err, "sending the request body")
 	}
 	var one [1]byte
 	if m, _ := req.Body.Read(one[:]); m > 0 {
-		return fmt.Errorf("request body longer than its ContentLength %d", req.ContentLength)
+		return &requestBodyError{fmt.Errorf("longer than its ContentLength %d", req.ContentLength)}
 	}
 	return nil
+}
+
+// bodyReader marks the request body's read errors as such.
+type bodyReader struct{ r io.Reader }
+
+func (b bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = &requestBodyError{err}
+	}
+	return n, err
+}
+
+// asBodyError wraps a copy's error: the body's own, or the connection's.
+func asBodyError(err error, doing string) error {
+	var be *requestBodyError
+	if errors.As(err, &be) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", doing, err)
 }
