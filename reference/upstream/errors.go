@@ -141,8 +141,12 @@ func classifyErr(err error, connected bool) (reason string, connect bool) {
 		stream  http2.StreamError
 		connErr http2.ConnectionError
 		proto   textproto.ProtocolError
+		h1Proto *ProtocolError
+		reqBody *requestBodyError
 	)
 	switch {
+	case errors.As(err, &reqBody):
+		return "http_request_error", false
 	case errors.As(err, &alpn):
 		return "tls_protocol_error", true
 	case errors.As(err, &hs):
@@ -167,7 +171,7 @@ func classifyErr(err error, connected bool) (reason string, connect bool) {
 		return "canceled", false
 	case errors.As(err, &goAway), errors.As(err, &stream), errors.As(err, &connErr):
 		return "connection_terminated", true // INT: see IsConnectFailure
-	case errors.As(err, &proto), strings.Contains(err.Error(), "malformed HTTP"),
+	case errors.As(err, &h1Proto), errors.As(err, &proto), strings.Contains(err.Error(), "malformed HTTP"),
 		strings.Contains(err.Error(), "malformed MIME"):
 		return "http_protocol_error", false
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),

@@ -28,6 +28,22 @@
 // User-Agent of its own, never uses a proxy from the environment and never
 // follows redirects.
 //
+// HTTP/1.1 (HTTP and HTTPS) goes through the package's own connection pool
+// and client (h1pool.go, h1conn.go, h1resp.go; issue #14), not net/http's
+// Transport: the request's goroutine writes the request in one buffered
+// write and reads the response head itself; an idle connection costs a
+// timer, no goroutine; the body hands the connection back to the pool at
+// its end and closes it if closed early or cut. A request is never resent
+// (ATT-3, ATT-4): one that fails on a reused connection is a failed
+// attempt, reported; a reused connection is first checked with a
+// non-blocking peek at its socket, and one the origin has closed is
+// dropped and another used. Responses are parsed strictly: a malformed
+// status line, header, Content-Length, Transfer-Encoding (only chunked),
+// both framings at once, obsolete line folding, a head over 1 MiB or more
+// than 5 informational responses is a *ProtocolError (http_protocol_error);
+// a body ending before its Content-Length or last chunk is
+// io.ErrUnexpectedEOF. h2 (HTTP2) stays on x/net's transport (h2conn.go).
+//
 // Every error RoundTrip returns is an *Error that says whether the attempt
 // counts as a connect failure (retry condition CONNECT_FAILURE, ATT-5) and
 // gives an RFC 9209 proxy-status error type for logs and the Proxy-Status
@@ -134,6 +150,10 @@ type Client struct {
 	idle     time.Duration
 	maxConns int
 
+	// netHTTP makes HTTP and HTTPS targets use net/http's Transport (the
+	// implementation before issue #14's pool; benchmarks compare them).
+	netHTTP bool
+
 	mu         sync.Mutex
 	rts        map[Target]*list.Element // of *cached, most recently used first
 	lru        list.List
@@ -148,8 +168,12 @@ const maxTargets = 1024
 
 type cached struct {
 	target Target
-	rt     http.RoundTripper
+	rt     transport
 }
+
+// transport is a target's connections: *h1Pool, *h2Conn or (netHTTP)
+// *http.Transport.
+type transport interface{ CloseIdleConnections() }
 
 // New returns a Client.
 func New(opts Options) *Client {
@@ -177,11 +201,7 @@ func (c *Client) Close() {
 	c.lru.Init()
 }
 
-func closeIdle(rt http.RoundTripper) {
-	if ci, ok := rt.(interface{ CloseIdleConnections() }); ok {
-		ci.CloseIdleConnections()
-	}
-}
+func closeIdle(rt transport) { rt.CloseIdleConnections() }
 
 // ErrConnectTimeout is the cancellation cause that marks an attempt's
 // connect timeout (TMO-1): cancel RoundTrip's context with
@@ -216,6 +236,9 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 	host := t.host()
 	if !httpguts.ValidHostHeader(host) {
 		return fail("http_request_error", fmt.Errorf("invalid Host %q", host))
+	}
+	if t.Protocol != config.ProtocolHTTP2 && !c.netHTTP {
+		return c.roundTripH1(ctx, t, req, scheme, host)
 	}
 	out := req.Clone(ctx)
 	out.URL = &url.URL{Scheme: scheme, Host: host, Path: req.URL.Path, RawPath: req.URL.RawPath, RawQuery: req.URL.RawQuery}
@@ -252,10 +275,11 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 		// anything is sent (no Content-Length, no chunking).
 		out.Body, out.ContentLength, out.GetBody = noReplay{}, 0, nil
 	}
-	rt, err := c.roundTripper(t)
+	tr, err := c.roundTripper(t)
 	if err != nil {
 		return fail("proxy_internal_error", err)
 	}
+	rt := tr.(http.RoundTripper)
 	var connected atomic.Bool
 	out = out.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
@@ -263,6 +287,27 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 	resp, err := rt.RoundTrip(out)
 	if err != nil {
 		e := classify(ctx, err, connected.Load())
+		e.Target = t
+		c.log.Debug("origin round trip failed", "target", t.String(), "reason", e.Reason, "connect_failure", e.ConnectFailure, "err", err)
+		return nil, e
+	}
+	return resp, nil
+}
+
+// roundTripH1 is an attempt over HTTP/1.1 (HTTP, HTTPS) through the
+// target's pool (h1pool.go).
+func (c *Client) roundTripH1(ctx context.Context, t Target, req *http.Request, scheme, host string) (*http.Response, error) {
+	uri, err := checkH1Request(req, scheme)
+	if err != nil {
+		return nil, &Error{Reason: "http_request_error", Target: t, Err: err}
+	}
+	rt, err := c.roundTripper(t)
+	if err != nil {
+		return nil, &Error{Reason: "proxy_internal_error", Target: t, Err: err}
+	}
+	resp, connected, err := rt.(*h1Pool).roundTrip(ctx, req, uri, host)
+	if err != nil {
+		e := classify(ctx, err, connected)
 		e.Target = t
 		c.log.Debug("origin round trip failed", "target", t.String(), "reason", e.Reason, "connect_failure", e.ConnectFailure, "err", err)
 		return nil, e
@@ -298,7 +343,7 @@ func RemoveHopByHop(h http.Header) {
 	}
 }
 
-func (c *Client) roundTripper(t Target) (http.RoundTripper, error) {
+func (c *Client) roundTripper(t Target) (transport, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -313,9 +358,11 @@ func (c *Client) roundTripper(t Target) (http.RoundTripper, error) {
 		delete(c.rts, old.target)
 		closeIdle(old.rt) // requests in flight on it finish normally
 	}
-	var rt http.RoundTripper
-	switch t.Protocol {
-	case config.ProtocolHTTP2:
+	var rt transport
+	switch {
+	case t.Protocol != config.ProtocolHTTP2 && !c.netHTTP:
+		rt = newH1Pool(c, t)
+	case t.Protocol == config.ProtocolHTTP2:
 		rt = newH2Conn(&http2.Transport{
 			DisableCompression: true,
 			ReadIdleTimeout:    30 * time.Second,
