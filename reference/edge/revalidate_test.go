@@ -50,6 +50,11 @@ func TestRevalidation(t *testing.T) {
 			v2 := synth.Object{Path: path, Size: size, Version: "2"}
 			resp, body = r.get(path)
 			if resp.StatusCode != 200 || synth.Verify(v2, 0, body) != nil || int64(len(body)) != size || resp.Header.Get("Etag") != v2.ETag() {
+				for i, jr := range r.journal(path) { // which requests reached the origin, and what they got
+					inm, _ := header(jr, "If-None-Match")
+					t.Logf("origin request %d: status %d INM %q", i, jr.Status, inm)
+				}
+				t.Logf("Cache-Status %q; v1's ETag %s, v2's %s", resp.Header.Get("Cache-Status"), v1.ETag(), v2.ETag())
 				t.Fatalf("GET of the new version: %d, %d bytes, ETag %q", resp.StatusCode, len(body), resp.Header.Get("Etag"))
 			}
 			if cs := resp.Header.Get("Cache-Status"); cs != "edgecache; fwd=stale" {

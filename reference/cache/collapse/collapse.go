@@ -206,7 +206,7 @@ func (g *Group) Do(ctx context.Context, key string, fill FillFunc) (res *Result,
 
 	fctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	stop := context.AfterFunc(g.base, func() { cancel(context.Cause(g.base)) })
-	w := &Fill{f: f, ctx: fctx, g: g}
+	w := &Fill{f: f, ctx: fctx, g: g, key: key}
 	go func() {
 		defer g.wg.Done()
 		err := run(fctx, w, fill)
@@ -325,7 +325,22 @@ type Fill struct {
 	f   *flight
 	ctx context.Context
 	g   *Group
+	key string
 	wmu sync.Mutex // serialises writers
+}
+
+// Release gives the fill's key up before the fill ends: a Do for the key
+// from now on starts a fill of its own, while the callers already
+// attached keep this one. A fill whose answer is complete at its head
+// calls it before Head, so that a request arriving after the origin
+// answered is not handed that answer (COL-1 collapses concurrent fills
+// only; CCH-4: a no-cache entry is revalidated before each use).
+func (w *Fill) Release() {
+	w.g.mu.Lock()
+	if w.g.fills[w.key] == w.f {
+		delete(w.g.fills, w.key)
+	}
+	w.g.mu.Unlock()
 }
 
 // Head publishes the response head (for example status and headers) to

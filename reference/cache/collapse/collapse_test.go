@@ -505,6 +505,52 @@ func TestKeyReleasedAfterFill(t *testing.T) {
 	}
 }
 
+// Release gives the key up while the fill still runs: a Do after it
+// starts a fill of its own; a caller attached before it keeps the first
+// fill, and the first fill's end does not take the second's key.
+func TestReleaseBeforeEnd(t *testing.T) {
+	var g Group
+	released, finish := make(chan struct{}), make(chan struct{})
+	first := func(ctx context.Context, w *Fill) error {
+		<-finish // a follower attaches while the key is held
+		w.Release()
+		w.Head("first")
+		close(released)
+		<-finish
+		return nil
+	}
+	r1, _ := g.Do(t.Context(), "k", first)
+	f1, leader := g.Do(t.Context(), "k", first)
+	if leader {
+		t.Fatal("a Do before Release started a fill of its own")
+	}
+	finish <- struct{}{}
+	within(t, released, "the release")
+	hold := make(chan struct{})
+	r2, leader := g.Do(t.Context(), "k", func(ctx context.Context, w *Fill) error {
+		w.Head("second")
+		<-hold
+		return nil
+	})
+	if !leader {
+		t.Fatal("a Do after Release joined the released fill")
+	}
+	for _, c := range []struct {
+		r    *Result
+		want string
+	}{{r1, "first"}, {f1, "first"}, {r2, "second"}} {
+		if meta, err := c.r.Head(t.Context()); meta != c.want || err != nil {
+			t.Fatalf("head %v (%v), want %s", meta, err, c.want)
+		}
+	}
+	close(finish)
+	<-r1.Done()
+	if _, leader := g.Do(t.Context(), "k", nil); leader {
+		t.Fatal("the released fill's end took the second fill's key")
+	}
+	close(hold)
+}
+
 // Group.Close cancels running fills, waits for them, and fails later Dos.
 func TestCloseStopsFills(t *testing.T) {
 	g := New(t.Context())

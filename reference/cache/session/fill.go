@@ -179,6 +179,10 @@ func fstpRevalidate(f *filler) fillStep {
 	} else {
 		f.c.store.Delete(f.key)
 	}
+	// The answer is complete: a request from now on looks the refreshed
+	// entry up (and revalidates it again if it is no-cache: CCH-4) rather
+	// than joining this fill after the origin answered (COL-1).
+	f.fw.Release()
 	return f.sendHead()
 }
 
