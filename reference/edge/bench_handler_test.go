@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/edgeconform/edgeconform/emulators/objects"
@@ -82,18 +83,9 @@ func BenchmarkHitHandler(b *testing.B) {
 	}
 }
 
-const benchPassConfig = `
-origins:
-  - {name: o, originAddress: 127.0.0.1, protocol: HTTP, port: {{port "http"}}}
-service:
-  name: bench
-  routing:
-    hostRules: [{hosts: ["*"], pathMatcher: m}]
-    pathMatchers:
-      - name: m
-        routeRules:
-          - {priority: 1, matchRules: [{prefixMatch: /}], origin: o, routeAction: {cdnPolicy: {cacheMode: BYPASS_CACHE}}}
-`
+// benchPassConfig is benchCacheConfig with BYPASS_CACHE, as bench-peers'
+// /pass/ route.
+var benchPassConfig = strings.Replace(benchCacheConfig, "USE_ORIGIN_HEADERS", "BYPASS_CACHE", 1)
 
 // BenchmarkPassHandler measures the edge handler and its origin client
 // per uncached 1 KiB request (BYPASS_CACHE, as bench-peers' /pass/ rows)
