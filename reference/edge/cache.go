@@ -254,7 +254,7 @@ func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time,
 	}
 	// Canonical keys set directly: Header.Set canonicalises on every call.
 	h["Accept-Ranges"] = []string{"bytes"}
-	if _, ok := h["Content-Encoding"]; !ok || h.Get("Content-Encoding") == "" {
+	if h.Get("Content-Encoding") == "" {
 		h["Content-Length"] = []string{strconv.FormatInt(size, 10)}
 	}
 	w.WriteHeader(http.StatusOK)

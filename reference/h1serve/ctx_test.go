@@ -61,12 +61,30 @@ func TestClientGoneCancels(t *testing.T) {
 // reads: a request pipelined behind one whose handler waited on its
 // context is served whole.
 func TestWatcherKeepsPipelinedBytes(t *testing.T) {
+	armed := make(chan struct{})
 	addr, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/wait" {
+			ctx := r.Context().(*reqCtx)
+			done := ctx.Done() // arms the background read
+			close(armed)
+			// Barrier: the watcher has read the next request's first byte.
+			cr := ctx.c.cr
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+				cr.mu.Lock()
+				held := cr.hasByte
+				cr.mu.Unlock()
+				if held {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Error("the background read never took the pipelined request's first byte")
+					break
+				}
+			}
 			select {
-			case <-r.Context().Done():
+			case <-done:
 				t.Errorf("context cancelled with the client still there: %v", r.Context().Err())
-			case <-time.After(200 * time.Millisecond): // the next request's bytes arrive meanwhile
+			default:
 			}
 		}
 		io.WriteString(w, r.URL.Path)
@@ -79,7 +97,7 @@ func TestWatcherKeepsPipelinedBytes(t *testing.T) {
 	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
 	br := bufio.NewReader(nc)
 	io.WriteString(nc, "GET /wait HTTP/1.1\r\n"+host+"\r\n")
-	time.Sleep(50 * time.Millisecond) // the handler is waiting: the watcher reads
+	<-armed // the handler waits on its context: the watcher reads what comes next
 	io.WriteString(nc, "GET /next HTTP/1.1\r\n"+host+"\r\n")
 	for _, want := range []string{"/wait", "/next"} {
 		resp, err := http.ReadResponse(br, nil)

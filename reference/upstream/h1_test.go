@@ -297,8 +297,10 @@ func TestH1ClosedIdleConnectionNotUsed(t *testing.T) {
 	c := rawClient(t)
 	for i := range 3 {
 		if i > 0 {
-			// Until the close has arrived: the peek cannot see what is in flight.
-			time.Sleep(50 * time.Millisecond)
+			// Until the origin has closed the last connection (on loopback
+			// its FIN is then at our socket): the peek cannot see a close
+			// still in flight.
+			waitFor(t, func() bool { return o.closed.Load() == int32(i) }, "the origin to close its connection")
 		}
 		if _, _, err := roundTrip(t, c, o.target(t), newReq(t, "GET", "/x")); err != nil {
 			t.Fatalf("request %d: %v", i+1, err)
@@ -365,7 +367,7 @@ func TestH1WaitersHonourContext(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", "/next")); done <- err }()
-	time.Sleep(50 * time.Millisecond) // the request waits in line
+	waitFor(t, func() bool { return waiters(c, tgt) == 1 }, "the request to wait in line")
 	io.ReadAll(held.Body)             // its end hands the connection over
 	held.Body.Close()
 	if err := <-done; err != nil {
@@ -416,6 +418,20 @@ func TestH1CloseClient(t *testing.T) {
 	}
 	inUse.Body.Close()
 	waitFor(t, func() bool { return o.closed.Load() == 2 }, "the connection in use to close after its response")
+}
+
+// waiters is how many requests wait in line for a connection to t.
+func waiters(c *Client, t Target) int {
+	c.mu.Lock()
+	el, ok := c.rts[t]
+	c.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	p := el.Value.(*cached).rt.(*h1Pool)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.waiters)
 }
 
 func waitFor(t *testing.T, cond func() bool, what string) {
