@@ -60,26 +60,22 @@ func benchOrigin(b *testing.B) Target {
 
 // BenchmarkH1RoundTrip is one 1 KiB GET (RoundTrip, read the body, Close)
 // over loopback keep-alive, through the pool (h1pool.go) and through
-// net/http's Transport (the implementation before issue #14), serially
-// and from parallel goroutines; allocs/op are the client's.
+// net/http's Transport set up as Client used it before issue #14 (the
+// request cloned onto the target's URL), serially and from parallel
+// goroutines; allocs/op are the client's.
 func BenchmarkH1RoundTrip(b *testing.B) {
-	for _, impl := range []struct {
-		name    string
-		netHTTP bool
-	}{{"pool", false}, {"net-http", true}} {
+	for _, impl := range []string{"pool", "net-http"} {
 		for _, parallel := range []bool{false, true} {
-			name := impl.name + "/serial"
+			name := impl + "/serial"
 			if parallel {
-				name = impl.name + "/parallel"
+				name = impl + "/parallel"
 			}
 			b.Run(name, func(b *testing.B) {
 				tgt := benchOrigin(b)
-				c := New(Options{Logger: slog.New(slog.DiscardHandler)})
-				c.netHTTP = impl.netHTTP
-				b.Cleanup(c.Close)
+				roundTrip := benchRoundTrip(b, impl, tgt)
 				one := func(buf []byte) {
 					ctx, cancel := context.WithCancelCause(context.Background())
-					resp, err := c.RoundTrip(ctx, tgt, newBenchReq())
+					resp, err := roundTrip(ctx, newBenchReq())
 					if err != nil {
 						b.Error(err)
 						cancel(nil)
@@ -113,6 +109,33 @@ func BenchmarkH1RoundTrip(b *testing.B) {
 				})
 			})
 		}
+	}
+}
+
+// benchRoundTrip is a round trip to tgt through the pool (a Client) or
+// through an http.Transport with the settings Client gave it.
+func benchRoundTrip(b *testing.B, impl string, tgt Target) func(context.Context, *http.Request) (*http.Response, error) {
+	if impl == "pool" {
+		c := New(Options{Logger: slog.New(slog.DiscardHandler)})
+		b.Cleanup(c.Close)
+		return func(ctx context.Context, req *http.Request) (*http.Response, error) {
+			return c.RoundTrip(ctx, tgt, req)
+		}
+	}
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	addr := net.JoinHostPort(tgt.Address, strconv.Itoa(tgt.Port))
+	tr := &http.Transport{DisableCompression: true, MaxConnsPerHost: DefaultMaxConnsPerTarget,
+		MaxIdleConnsPerHost: DefaultMaxConnsPerTarget, IdleConnTimeout: DefaultIdleTimeout, Protocols: protocols,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		}}
+	b.Cleanup(tr.CloseIdleConnections)
+	return func(ctx context.Context, req *http.Request) (*http.Response, error) {
+		out := req.Clone(ctx)
+		out.URL = &url.URL{Scheme: "http", Host: tgt.Host, Path: req.URL.Path}
+		out.Host = tgt.Host
+		return tr.RoundTrip(out)
 	}
 }
 

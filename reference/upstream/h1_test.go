@@ -368,7 +368,7 @@ func TestH1WaitersHonourContext(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", "/next")); done <- err }()
 	waitFor(t, func() bool { return waiters(c, tgt) == 1 }, "the request to wait in line")
-	io.ReadAll(held.Body)             // its end hands the connection over
+	io.ReadAll(held.Body) // its end hands the connection over
 	held.Body.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)

@@ -58,7 +58,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -150,10 +149,6 @@ type Client struct {
 	idle     time.Duration
 	maxConns int
 
-	// netHTTP makes HTTP and HTTPS targets use net/http's Transport (the
-	// implementation before issue #14's pool; benchmarks compare them).
-	netHTTP bool
-
 	mu         sync.Mutex
 	rts        map[Target]*list.Element // of *cached, most recently used first
 	lru        list.List
@@ -171,8 +166,7 @@ type cached struct {
 	rt     transport
 }
 
-// transport is a target's connections: *h1Pool, *h2Conn or (netHTTP)
-// *http.Transport.
+// transport is a target's connections: *h1Pool or *h2Conn.
 type transport interface{ CloseIdleConnections() }
 
 // New returns a Client.
@@ -237,7 +231,7 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 	if !httpguts.ValidHostHeader(host) {
 		return fail("http_request_error", fmt.Errorf("invalid Host %q", host))
 	}
-	if t.Protocol != config.ProtocolHTTP2 && !c.netHTTP {
+	if t.Protocol != config.ProtocolHTTP2 {
 		return c.roundTripH1(ctx, t, req, scheme, host)
 	}
 	out := req.Clone(ctx)
@@ -263,18 +257,10 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 	}
 	if _, ok := out.Header["User-Agent"]; !ok {
 		// Send no User-Agent rather than Go's default (an empty value
-		// suppresses it in both transports).
+		// suppresses it in the h2 transport).
 		out.Header["User-Agent"] = []string{""}
 	}
 
-	if t.Protocol != config.ProtocolHTTP2 && (out.Body == nil || out.Body == http.NoBody) {
-		// ATT-3/ATT-4: net/http's transport silently resends a bodiless
-		// GET/HEAD/OPTIONS when a reused connection fails before the
-		// response: an origin attempt the loop would not count. A body it
-		// cannot replay turns that off; being empty, it is dropped before
-		// anything is sent (no Content-Length, no chunking).
-		out.Body, out.ContentLength, out.GetBody = noReplay{}, 0, nil
-	}
 	tr, err := c.roundTripper(t)
 	if err != nil {
 		return fail("proxy_internal_error", err)
@@ -315,12 +301,6 @@ func (c *Client) roundTripH1(ctx context.Context, t Target, req *http.Request, s
 	return resp, nil
 }
 
-// noReplay is an empty request body that net/http cannot rewind.
-type noReplay struct{}
-
-func (noReplay) Read([]byte) (int, error) { return 0, io.EOF }
-func (noReplay) Close() error             { return nil }
-
 // hopByHop are the headers that describe one connection, not the message
 // (RFC 9110 section 7.6.1, and RFC 7230's Proxy-Authenticate/-Authorization;
 // TE by PRT-5): they never cross a proxy in either direction. The h2
@@ -359,41 +339,15 @@ func (c *Client) roundTripper(t Target) (transport, error) {
 		closeIdle(old.rt) // requests in flight on it finish normally
 	}
 	var rt transport
-	switch {
-	case t.Protocol != config.ProtocolHTTP2 && !c.netHTTP:
+	if t.Protocol != config.ProtocolHTTP2 {
 		rt = newH1Pool(c, t)
-	case t.Protocol == config.ProtocolHTTP2:
+	} else {
 		rt = newH2Conn(&http2.Transport{
 			DisableCompression: true,
 			ReadIdleTimeout:    30 * time.Second,
 			PingTimeout:        15 * time.Second,
 			IdleConnTimeout:    c.idle,
 		}, h2MaxConns, func(ctx context.Context) (net.Conn, error) { return c.dialTLS(ctx, t, "h2") })
-	default:
-		protocols := new(http.Protocols)
-		protocols.SetHTTP1(true) // never h2, never h2c (PRT-2)
-		tr := &http.Transport{
-			Proxy: nil,
-			DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				return c.dialTCP(ctx, t)
-			},
-			DisableCompression: true,
-			MaxConnsPerHost:    c.maxConns,
-			// Every connection may stay idle: with fewer idle slots than
-			// requests in flight, each burst's surplus connections are
-			// closed and redialled (issue #14: 64 clients through a pool
-			// of 32 closed ~900 origin connections a second).
-			MaxIdleConnsPerHost: c.maxConns,
-			IdleConnTimeout:     c.idle,
-			TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
-			Protocols:           protocols,
-		}
-		if t.Protocol == config.ProtocolHTTPS {
-			tr.DialTLSContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-				return c.dialTLS(ctx, t, "http/1.1")
-			}
-		}
-		rt = tr
 	}
 	c.rts[t] = c.lru.PushFront(&cached{target: t, rt: rt})
 	return rt, nil
