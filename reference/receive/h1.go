@@ -2,7 +2,6 @@ package receive
 
 import (
 	"bytes"
-	"net/http"
 	"strconv"
 	"strings"
 )
@@ -135,15 +134,9 @@ func (s *h1scan) feed(in, out []byte) (_ []byte, rej *Error, h2 bool, rest []byt
 // tooLong checks the line being gathered against the limits.
 func (s *h1scan) tooLong() *Error {
 	if s.reqEnd < 0 {
-		if max := s.lim.MaxURLBytes + 1024; len(s.head)-s.line > max { // method and version are short
-			return reject(http.StatusRequestURITooLong, "a request line of more than %d bytes: the target exceeds the limit of %d", max, s.lim.MaxURLBytes)
-		}
-		return nil
+		return s.lim.LineTooLong(len(s.head) - s.line)
 	}
-	if len(s.head)-s.reqEnd > s.lim.MaxHeaderBytes {
-		return reject(http.StatusRequestHeaderFieldsTooLarge, "header fields of more than %d bytes, the limit", s.lim.MaxHeaderBytes)
-	}
-	return nil
+	return s.lim.FieldsTooLarge(0, len(s.head)-s.reqEnd)
 }
 
 // endHeadLine handles the head line just ended; done at the empty line.
@@ -157,8 +150,8 @@ func (s *h1scan) endHeadLine() (done bool, _ *Error) {
 		s.reqEnd = len(s.head)
 		sp1, sp2 := strings.IndexByte(line, ' '), strings.LastIndexByte(line, ' ')
 		if sp1 >= 0 && sp2 > sp1 {
-			if n := sp2 - sp1 - 1; n > s.lim.MaxURLBytes {
-				return false, reject(http.StatusRequestURITooLong, "request target of %d bytes exceeds the limit of %d", n, s.lim.MaxURLBytes)
+			if e := s.lim.TargetTooLong(sp2 - sp1 - 1); e != nil {
+				return false, e
 			}
 			s.http10 = line[sp2+1:] == "HTTP/1.0"
 		}
@@ -171,10 +164,10 @@ func (s *h1scan) endHeadLine() (done bool, _ *Error) {
 		return true, s.framing()
 	}
 	if line[0] == ' ' || line[0] == '\t' { // RFC 9112 5.2
-		return false, reject(http.StatusBadRequest, "obsolete line folding in a header field (RFC 9112 5.2)")
+		return false, ObsFold()
 	}
 	if s.fields++; s.fields > s.lim.MaxHeaderFields {
-		return false, reject(http.StatusRequestHeaderFieldsTooLarge, "more than %d header fields", s.lim.MaxHeaderFields)
+		return false, s.lim.FieldsTooLarge(s.fields, 0)
 	}
 	name, value, _ := strings.Cut(line, ":")
 	switch {
@@ -189,11 +182,10 @@ func (s *h1scan) endHeadLine() (done bool, _ *Error) {
 // framing checks the complete head's message framing (RFC 9112 6.1, 6.3)
 // and sets the state for its body.
 func (s *h1scan) framing() *Error {
+	if e := Framing(len(s.cl), len(s.te), s.http10); e != nil { // RFC 9112 6.1: reject, and close
+		return e
+	}
 	switch {
-	case len(s.te) > 0 && len(s.cl) > 0: // RFC 9112 6.1: reject, and close
-		return reject(http.StatusBadRequest, "both Content-Length and Transfer-Encoding (RFC 9112 6.1)")
-	case len(s.te) > 0 && s.http10: // RFC 9112 6.1: faulty framing
-		return reject(http.StatusBadRequest, "Transfer-Encoding in an HTTP/1.0 request (RFC 9112 6.1)")
 	case len(s.te) == 1 && strings.EqualFold(s.te[0], "chunked"):
 		s.state, s.buf = sChunkLine, s.buf[:0]
 	case len(s.te) > 0: // net/http answers 501 and closes
