@@ -15,7 +15,12 @@
 // bytes read per request at least the object's size). It also measures
 // p50/p99 latency at a fixed request rate below saturation (an open-loop
 // Go generator: latency from each request's scheduled time) and each
-// server's peak RSS (VmHWM, nginx's master and workers summed).
+// server's peak RSS (VmHWM, nginx's master and workers summed), and the
+// CPU time each spent per request during its rounds (user and system, from
+// /proc/PID/stat, nginx's workers summed): on a shared machine req/s moves
+// with the neighbours, CPU per request much less, and the split says
+// whether the kernel's side (sockets) or the process's own code is where
+// the two differ.
 //
 // A third implementation, the ceiling (ceiling.go), is a bare Go net/http
 // server on the same bytes (hits from memory, /pass/ through one
@@ -234,11 +239,11 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### logging %s\n\n", mode)
-	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx p50/p99 | edgecache p50/p99 | at rate |")
+	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx CPU µs/req (user + sys) | edgecache CPU µs/req (user + sys) | nginx p50/p99 | edgecache p50/p99 | at rate |")
 	if s.ceiling {
-		fmt.Fprintf(&b, " Go ceiling req/s (median, min–max) | ceiling ÷ nginx | edgecache ÷ ceiling |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, " Go ceiling req/s (median, min–max) | ceiling ÷ nginx | edgecache ÷ ceiling |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	} else {
-		fmt.Fprintf(&b, "\n|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, "\n|---|---|---|---|---|---|---|---|---|\n")
 	}
 	for _, r := range s.rows {
 		line, err := measureRow(ctx, s, wrk, impls, r, mode, ports[4])
@@ -294,6 +299,7 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 		}
 	}
 	rps := map[string][]float64{}
+	cpu := map[string][][2]float64{} // µs of user and system CPU per request, per round
 	for round := range s.rounds {
 		for _, im := range impls {
 			var prof func() error
@@ -304,7 +310,9 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 				}
 				prof = cpuProfile(ctx, url, s.duration, filepath.Join(s.pprofDir, fmt.Sprintf("%s-%s-log-%s.pprof", im.name, r.name, mode)))
 			}
+			u0, s0 := im.p.cpuTime()
 			res, err := runWrk(ctx, wrk, im.base+r.path, s)
+			u1, s1 := im.p.cpuTime()
 			if prof != nil {
 				if perr := prof(); perr != nil {
 					fmt.Fprintf(os.Stderr, "bench-peers: profiling %s: %v\n", r.name, perr)
@@ -317,7 +325,10 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 				return "", fmt.Errorf("%s %s round %d: not counted: %w", im.name, r.name, round+1, err)
 			}
 			rps[im.name] = append(rps[im.name], res.rps)
-			fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s\n", mode, r.name, im.name, round+1, res.rps)
+			us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(res.requests) }
+			cpu[im.name] = append(cpu[im.name], [2]float64{us(u1 - u0), us(s1 - s0)})
+			fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s, CPU %.1f µs user + %.1f µs system per request\n",
+				mode, r.name, im.name, round+1, res.rps, us(u1-u0), us(s1-s0))
 		}
 	}
 	lat := map[string]string{}
@@ -333,12 +344,21 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 		lat[im.name] = fmt.Sprintf("%s / %s", fmtDur(p50), fmtDur(p99))
 	}
 	n, e := median(rps["nginx"]), median(rps["edgecache"])
-	line := fmt.Sprintf("| %s | %s | %s | **%.2f×** | %s | %s | %d/s |", r.name, spread(rps["nginx"]), spread(rps["edgecache"]),
-		e/n, lat["nginx"], lat["edgecache"], r.rate)
+	line := fmt.Sprintf("| %s | %s | %s | **%.2f×** | %s | %s | %s | %s | %d/s |", r.name, spread(rps["nginx"]), spread(rps["edgecache"]),
+		e/n, cpuPer(cpu["nginx"]), cpuPer(cpu["edgecache"]), lat["nginx"], lat["edgecache"], r.rate)
 	if c, ok := rps["ceiling"]; ok {
 		line += fmt.Sprintf(" %s | %.2f× | %.2f× |", spread(c), median(c)/n, e/median(c))
 	}
 	return line + "\n", nil
+}
+
+// cpuPer is the median user + system CPU per request, in µs, of rounds.
+func cpuPer(rounds [][2]float64) string {
+	var u, sy []float64
+	for _, r := range rounds {
+		u, sy = append(u, r[0]), append(sy, r[1])
+	}
+	return fmt.Sprintf("%.1f + %.1f", median(u), median(sy))
 }
 
 // spread is "median (min–max)".
@@ -579,6 +599,41 @@ func (p *proc) peakRSS() int64 {
 		sum += vmHWM(pid)
 	}
 	return sum
+}
+
+// cpuTime is the user and system CPU time the process and its children
+// (nginx's workers) have used so far, from /proc/PID/stat.
+func (p *proc) cpuTime() (user, sys time.Duration) {
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0, 0
+	}
+	for _, pid := range append([]int{p.cmd.Process.Pid}, children(p.cmd.Process.Pid)...) {
+		u, s := procCPU(pid)
+		user, sys = user+u, sys+s
+	}
+	return user, sys
+}
+
+// clockTick is USER_HZ, the unit of /proc/PID/stat's times: 100 on Linux.
+const clockTick = 10 * time.Millisecond
+
+func procCPU(pid int) (user, sys time.Duration) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, 0
+	}
+	f := strings.Fields(s[i+1:]) // from field 3 (state): utime is 14, stime 15
+	if len(f) < 13 {
+		return 0, 0
+	}
+	u, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(u) * clockTick, time.Duration(st) * clockTick
 }
 
 func children(ppid int) []int {

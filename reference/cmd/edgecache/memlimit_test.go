@@ -4,7 +4,9 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"testing"
 )
@@ -63,6 +65,67 @@ func TestMemoryLimitBadValue(t *testing.T) {
 		_, err := parseServe([]string{"--config", "x.yaml", "--listen", "127.0.0.1:0", "--memory-limit", v})
 		if err == nil || !strings.Contains(err.Error(), "memory-limit") || !strings.Contains(err.Error(), v) {
 			t.Errorf("--memory-limit %q: error %v, want one naming the flag and the value", v, err)
+		}
+	}
+}
+
+func gcPercent() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return int(int64(s[0].Value.Uint64()))
+}
+
+// Issue #14: serve keeps a floor under the collector's growth (--gc-floor,
+// default 16 MiB) unless it is off or GOGC is set; stop restores GOGC's.
+func TestGCFloor(t *testing.T) {
+	for _, tc := range []struct {
+		name, flag, env string
+		raised          bool
+	}{
+		{"default", "", "", true},
+		{"flag", "64MiB", "", true},
+		{"flag over GOGC", "64MiB", "100", true},
+		{"off", "off", "", false},
+		{"GOGC kept", "", "100", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"--config", "x.yaml", "--listen", "127.0.0.1:0"}
+			if tc.flag != "" {
+				args = append(args, "--gc-floor", tc.flag)
+			}
+			f, err := parseServe(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.env != "" {
+				t.Setenv("GOGC", tc.env)
+			} else {
+				t.Setenv("GOGC", "")
+				os.Unsetenv("GOGC")
+			}
+			defer debug.SetGCPercent(debug.SetGCPercent(100))
+			runtime.GC() // the test binary's live heap is small
+			stop, err := applyGCFloor(f.gcFloor, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := gcPercent()
+			stop()
+			if p := gcPercent(); p != 100 {
+				t.Errorf("percent %d after stop, want 100", p)
+			}
+			if raised := got > 100; raised != tc.raised {
+				t.Errorf("percent %d after applyGCFloor, raised=%v, want %v", got, raised, tc.raised)
+			}
+		})
+	}
+}
+
+func TestGCFloorBadValue(t *testing.T) {
+	for _, v := range []string{"12XB", "-5MiB", "0", "of"} {
+		_, err := parseServe([]string{"--config", "x.yaml", "--listen", "127.0.0.1:0", "--gc-floor", v})
+		if err == nil || !strings.Contains(err.Error(), "gc-floor") || !strings.Contains(err.Error(), v) {
+			t.Errorf("--gc-floor %q: error %v, want one naming the flag and the value", v, err)
 		}
 	}
 }

@@ -190,6 +190,7 @@ type serveFlags struct {
 	cas, resolves                  multiFlag
 	cacheSize                      byteSize
 	memoryLimit                    memoryLimit
+	gcFloor                        gcFloor
 	cacheDir, shield, name         string
 	shieldRegions                  multiFlag
 	maxFills                       int
@@ -216,6 +217,7 @@ func parseServe(args []string) (*serveFlags, error) {
 	f.cacheSize = edge.DefaultStoreBytes
 	fs.Var(&f.cacheSize, "cache-size", "cache `SIZE` in bytes (suffixes KiB, MiB, GiB; default 256MiB)")
 	fs.Var(&f.memoryLimit, "memory-limit", "the Go runtime's soft memory `LIMIT` (KiB, MiB, GiB, or off; default: --cache-size + 32MiB, or GOMEMLIMIT)")
+	fs.Var(&f.gcFloor, "gc-floor", "let the heap grow at least `SIZE` past its live bytes between collections (KiB, MiB, GiB, or off; default 16MiB unless GOGC is set)")
 	fs.StringVar(&f.cacheDir, "cache-dir", "", "`DIR` for a disk cache (default: memory)")
 	fs.StringVar(&f.shield, "shield", "", "parent tier: fill cache misses from the edgecache node at `URL` (SHD-1)")
 	fs.Var(&f.shieldRegions, "shield-region", "`REGION=URL`: fills for origins with that flexShielding region go to URL (repeatable; SHD-2)")
@@ -377,6 +379,11 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer applyMemoryLimit(f.memoryLimit, int64(f.cacheSize), log)()
+	stopFloor, err := applyGCFloor(f.gcFloor, log)
+	if err != nil {
+		return err
+	}
+	defer stopFloor()
 	n, err := f.node(cfg, log)
 	if err != nil {
 		return err
