@@ -41,7 +41,7 @@ func (w *discardWriter) Flush() {}
 // 1 KiB cache hit (CPU and allocations; issue #14), logging JSON to
 // io.Discard as edgecache serve's default log would to its sink.
 func BenchmarkHitHandler(b *testing.B) {
-	r := newRig(b, benchCacheConfig)
+	r := newBenchRig(b, benchCacheConfig)
 	size := int64(1 << 10)
 	if err := r.emu.PutObjects(objects.Spec{Path: "/h", Size: &size, CacheControl: "max-age=3600"}); err != nil {
 		b.Fatal(err)
@@ -91,7 +91,7 @@ var benchPassConfig = strings.Replace(benchCacheConfig, "USE_ORIGIN_HEADERS", "B
 // per uncached 1 KiB request (BYPASS_CACHE, as bench-peers' /pass/ rows)
 // to the emulator on loopback, without a client-facing server.
 func BenchmarkPassHandler(b *testing.B) {
-	r := newRig(b, benchPassConfig)
+	r := newBenchRig(b, benchPassConfig)
 	size := int64(1 << 10)
 	if err := r.emu.PutObjects(objects.Spec{Path: "/p", Size: &size}); err != nil {
 		b.Fatal(err)

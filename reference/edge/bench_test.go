@@ -27,7 +27,7 @@ service:
 // edge adds: p50 and p99 through the edge minus the same percentiles going
 // to the emulator directly.
 func BenchmarkProxy(b *testing.B) {
-	r := newRig(b, benchConfig)
+	r := newBenchRig(b, benchConfig)
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	fetch := func(url string) time.Duration {
 		start := time.Now()

@@ -19,6 +19,7 @@ import (
 	"github.com/edgeconform/edgeconform/emulators/originemu"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/logjson"
+	"github.com/edgeconform/edgeconform/reference/logsink"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
@@ -60,6 +61,26 @@ func (s *syncBuffer) records(msg string) []map[string]any {
 // with opts.
 func newRig(t testing.TB, cfgTemplate string, opts ...Option) *rig {
 	t.Helper()
+	logs := &syncBuffer{}
+	r := newRigLogging(t, cfgTemplate, logs, opts...)
+	r.logs = logs
+	return r
+}
+
+// newBenchRig is newRig with the log as edgecache serve writes it: JSON
+// lines through an asynchronous logsink, here to io.Discard. A benchmark
+// measures what a request costs in production, not an in-memory log that
+// grows with b.N (which added about 1 KB per request to BenchmarkProxy's
+// B/op); r.logs is nil.
+func newBenchRig(b *testing.B, cfgTemplate string, opts ...Option) *rig {
+	b.Helper()
+	sink := logsink.New(io.Discard, logsink.Options{})
+	b.Cleanup(func() { sink.Close() }) // after the edge's cleanups: last-in first-out
+	return newRigLogging(b, cfgTemplate, sink, opts...)
+}
+
+func newRigLogging(t testing.TB, cfgTemplate string, logTo io.Writer, opts ...Option) *rig {
+	t.Helper()
 	var ecfg originemu.Config
 	for _, p := range originemu.Profiles {
 		ecfg.Listeners = append(ecfg.Listeners, originemu.ListenerConfig{Name: string(p), Profile: p})
@@ -71,8 +92,7 @@ func newRig(t testing.TB, cfgTemplate string, opts ...Option) *rig {
 	}
 	t.Cleanup(func() { emu.Close() })
 	cfg := rigConfig(t, emu, cfgTemplate)
-	logs := &syncBuffer{}
-	log := slog.New(logjson.New(logs, nil)) // the JSON lines edgecache serve writes
+	log := slog.New(logjson.New(logTo, nil)) // the JSON lines edgecache serve writes
 	client := upstream.New(upstream.Options{RootCAs: emu.CA().Pool(), Logger: log, Resolve: map[string]string{
 		"primary.test": "127.0.0.1", "backup.test": "127.0.0.1", "origin.test": "127.0.0.1", "other.test": "127.0.0.1",
 	}})
@@ -83,7 +103,7 @@ func newRig(t testing.TB, cfgTemplate string, opts ...Option) *rig {
 	}
 	t.Cleanup(srv.Close) // runs after edge.Close: cleanups run last-in first-out
 	edge := serveH1(t, srv, log)
-	return &rig{t: t, emu: emu, edge: edge, logs: logs}
+	return &rig{t: t, emu: emu, edge: edge}
 }
 
 // rigConfig renders cfgTemplate ({{port "http"}} etc.: emu's listeners)

@@ -305,21 +305,22 @@ func (c *Client) roundTripH1(ctx context.Context, t Target, req *http.Request, s
 // (RFC 9110 section 7.6.1, and RFC 7230's Proxy-Authenticate/-Authorization;
 // TE by PRT-5): they never cross a proxy in either direction. The h2
 // transport also refuses most of them.
+// hopByHop is in canonical form (deleted by key, no canonicalizing).
 var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
 // RemoveHopByHop deletes the hop-by-hop headers from h, including those
 // that h's Connection header names.
 func RemoveHopByHop(h http.Header) {
-	for _, v := range h.Values("Connection") {
-		for _, name := range strings.Split(v, ",") {
+	for _, v := range h["Connection"] {
+		for name := range strings.SplitSeq(v, ",") {
 			if name = strings.TrimSpace(name); name != "" {
 				h.Del(name)
 			}
 		}
 	}
 	for _, name := range hopByHop {
-		h.Del(name)
+		delete(h, name)
 	}
 }
 
