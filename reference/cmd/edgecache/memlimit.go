@@ -18,14 +18,14 @@ import (
 // (the soak, reference/soak, measures it).
 const memoryHeadroom = 32 << 20
 
-// memoryLimit is the --memory-limit flag: a size, "off", or unset (then
-// derived from --cache-size).
-type memoryLimit struct {
+// sizeOrOff is a flag of a size, "off", or unset (then a default):
+// --memory-limit (derived from --cache-size) and --gc-floor.
+type sizeOrOff struct {
 	set, off bool
 	size     byteSize
 }
 
-func (m *memoryLimit) String() string {
+func (m *sizeOrOff) String() string {
 	switch {
 	case m.off:
 		return "off"
@@ -35,7 +35,7 @@ func (m *memoryLimit) String() string {
 	return ""
 }
 
-func (m *memoryLimit) Set(v string) error {
+func (m *sizeOrOff) Set(v string) error {
 	m.set = true
 	if v == "off" {
 		m.off = true
@@ -53,7 +53,7 @@ func (m *memoryLimit) Set(v string) error {
 // cache's bound plus memoryHeadroom. Under the limit the collector runs
 // harder before the heap grows, and returns memory to the OS sooner. It
 // returns a function that restores the previous limit.
-func applyMemoryLimit(m memoryLimit, cacheSize int64, log *slog.Logger) (restore func()) {
+func applyMemoryLimit(m sizeOrOff, cacheSize int64, log *slog.Logger) (restore func()) {
 	var limit int64
 	switch {
 	case m.off:
@@ -80,39 +80,11 @@ func applyMemoryLimit(m memoryLimit, cacheSize int64, log *slog.Logger) (restore
 // 256 MiB of growth).
 const defaultGCFloor = 16 << 20
 
-// gcFloor is the --gc-floor flag: a size, "off", or unset (the default,
-// unless GOGC is set in the environment: then the user's choice stands).
-type gcFloor struct {
-	set, off bool
-	size     byteSize
-}
-
-func (g *gcFloor) String() string {
-	switch {
-	case g.off:
-		return "off"
-	case g.set:
-		return g.size.String()
-	}
-	return ""
-}
-
-func (g *gcFloor) Set(v string) error {
-	g.set = true
-	if v == "off" {
-		g.off = true
-		return nil
-	}
-	if err := g.size.Set(v); err != nil {
-		return fmt.Errorf("want a size (KiB, MiB, GiB) or off: %w", err)
-	}
-	return nil
-}
-
 // applyGCFloor starts the collector's floor (internal/gcfloor): --gc-floor
-// if given, else the default unless GOGC is set. It returns a function
+// if given, else the default unless GOGC is set (then the user's choice
+// stands). It returns a function
 // that stops it.
-func applyGCFloor(g gcFloor, log *slog.Logger) (stop func(), err error) {
+func applyGCFloor(g sizeOrOff, log *slog.Logger) (stop func(), err error) {
 	floor := int64(defaultGCFloor)
 	switch {
 	case g.off:

@@ -28,20 +28,8 @@ func TestMemoryLimit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			args := []string{"--config", "x.yaml", "--listen", "127.0.0.1:0", "--cache-size", "48MiB"}
-			if tc.flag != "" {
-				args = append(args, "--memory-limit", tc.flag)
-			}
-			f, err := parseServe(args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.env != "" {
-				t.Setenv("GOMEMLIMIT", tc.env)
-			} else {
-				t.Setenv("GOMEMLIMIT", "")
-				os.Unsetenv("GOMEMLIMIT")
-			}
+			f := serveWith(t, "--memory-limit", tc.flag, "--cache-size", "48MiB")
+			setEnv(t, "GOMEMLIMIT", tc.env)
 			before := debug.SetMemoryLimit(-1)
 			restore := applyMemoryLimit(f.memoryLimit, int64(f.cacheSize), slog.New(slog.DiscardHandler))
 			got := debug.SetMemoryLimit(-1)
@@ -57,6 +45,29 @@ func TestMemoryLimit(t *testing.T) {
 				t.Fatalf("memory limit %d, want %d", got, want)
 			}
 		})
+	}
+}
+
+// serveWith parses serve's flags with flag set to value (left out when
+// value is empty) and extra.
+func serveWith(t *testing.T, flag, value string, extra ...string) *serveFlags {
+	t.Helper()
+	args := append([]string{"--config", "x.yaml", "--listen", "127.0.0.1:0"}, extra...)
+	if value != "" {
+		args = append(args, flag, value)
+	}
+	f, err := parseServe(args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// setEnv sets k to v for the test, or unsets it when v is empty.
+func setEnv(t *testing.T, k, v string) {
+	t.Setenv(k, v) // restored after the test
+	if v == "" {
+		os.Unsetenv(k)
 	}
 }
 
@@ -89,20 +100,8 @@ func TestGCFloor(t *testing.T) {
 		{"GOGC kept", "", "100", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := []string{"--config", "x.yaml", "--listen", "127.0.0.1:0"}
-			if tc.flag != "" {
-				args = append(args, "--gc-floor", tc.flag)
-			}
-			f, err := parseServe(args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.env != "" {
-				t.Setenv("GOGC", tc.env)
-			} else {
-				t.Setenv("GOGC", "")
-				os.Unsetenv("GOGC")
-			}
+			f := serveWith(t, "--gc-floor", tc.flag)
+			setEnv(t, "GOGC", tc.env)
 			defer debug.SetGCPercent(debug.SetGCPercent(100))
 			runtime.GC() // the test binary's live heap is small
 			stop, err := applyGCFloor(f.gcFloor, slog.New(slog.DiscardHandler))

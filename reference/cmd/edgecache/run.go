@@ -189,8 +189,7 @@ type serveFlags struct {
 	lab                            bool
 	cas, resolves                  multiFlag
 	cacheSize                      byteSize
-	memoryLimit                    memoryLimit
-	gcFloor                        gcFloor
+	memoryLimit, gcFloor           sizeOrOff
 	cacheDir, shield, name         string
 	shieldRegions                  multiFlag
 	maxFills                       int
