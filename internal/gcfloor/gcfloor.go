@@ -34,9 +34,10 @@ const heapMinimum = 4 << 20
 const maxPercent = 100_000
 
 // Start adjusts the collector after each cycle until Stop, which restores
-// the percentage it found. floor is in bytes and must be positive. The base is the percentage in effect when Floor is called
-// (GOGC's, 100 by default); a base of off (GOGC=off) is an error, as there
-// is nothing to raise.
+// the percentage it found. floor is in bytes and must be positive. The
+// base is the percentage in effect when Start is called (GOGC's, 100 by
+// default); a base of off (GOGC=off) is an error, as there is nothing to
+// raise.
 func Start(floor int64) (*Tuner, error) {
 	if floor <= 0 {
 		return nil, fmt.Errorf("gcfloor: floor %d bytes: want a positive size", floor)
@@ -67,7 +68,7 @@ type Tuner struct {
 }
 
 // Percent reports the percentage last set and how many cycles have been
-// seen since Floor.
+// seen since Start.
 func (t *Tuner) Percent() (percent, cycles int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -70,8 +70,8 @@ func newRig(t testing.TB, cfgTemplate string, opts ...Option) *rig {
 // newBenchRig is newRig with the log as edgecache serve writes it: JSON
 // lines through an asynchronous logsink, here to io.Discard. A benchmark
 // measures what a request costs in production, not an in-memory log that
-// grows with b.N (which added about 1 KB per request to BenchmarkProxy's
-// B/op); r.logs is nil.
+// grows with b.N (which added about 1.6 KB per request to
+// BenchmarkProxy's B/op); r.logs is nil.
 func newBenchRig(b *testing.B, cfgTemplate string, opts ...Option) *rig {
 	b.Helper()
 	sink := logsink.New(io.Discard, logsink.Options{})

@@ -304,8 +304,8 @@ func (c *Client) roundTripH1(ctx context.Context, t Target, req *http.Request, s
 // hopByHop are the headers that describe one connection, not the message
 // (RFC 9110 section 7.6.1, and RFC 7230's Proxy-Authenticate/-Authorization;
 // TE by PRT-5): they never cross a proxy in either direction. The h2
-// transport also refuses most of them.
-// hopByHop is in canonical form (deleted by key, no canonicalizing).
+// transport also refuses most of them. The names are in canonical form, so
+// RemoveHopByHop deletes them by key without canonicalizing each.
 var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
