@@ -50,7 +50,7 @@ func Start(floor int64) (*Tuner, error) {
 	}
 	t := &Tuner{floor: uint64(floor), base: base, percent: base,
 		samples: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
-	t.adjust()
+	t.adjust(false)
 	t.arm()
 	return t, nil
 }
@@ -63,7 +63,7 @@ type Tuner struct {
 	mu      sync.Mutex
 	stopped bool
 	percent int // the percentage last set
-	cycles  int // adjustments made after a cycle
+	cycles  int // cycles seen (adjustments after one)
 	samples []metrics.Sample
 }
 
@@ -86,31 +86,30 @@ func (t *Tuner) arm() {
 }
 
 func (t *Tuner) afterCycle() {
-	t.mu.Lock()
-	stopped := t.stopped
-	t.mu.Unlock()
-	if stopped {
-		return
+	if t.adjust(true) {
+		t.arm()
 	}
-	t.adjust()
-	t.arm()
 }
 
-// adjust sets the percentage for the live heap the last cycle marked.
-func (t *Tuner) adjust() {
+// adjust sets the percentage for the live heap the last cycle marked
+// (counting the cycle when it is one's end); false once stopped.
+func (t *Tuner) adjust(cycle bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stopped {
-		return
+		return false
+	}
+	if cycle {
+		t.cycles++
 	}
 	metrics.Read(t.samples)
 	p := percentFor(t.floor, t.base, t.samples[0].Value.Uint64()+t.samples[1].Value.Uint64()+t.samples[2].Value.Uint64())
-	t.cycles++
 	// A change under a tenth is not worth the heap lock.
 	if p != t.percent && (p == t.base || p*10 > t.percent*11 || p*11 < t.percent*10) {
 		debug.SetGCPercent(p)
 		t.percent = p
 	}
+	return true
 }
 
 // Stop ends the adjustments and restores the base percentage; when it
