@@ -46,9 +46,9 @@ func churn(n int) uint32 {
 	return after.NumGC - before.NumGC
 }
 
-// With a floor the collector runs about once per floor of allocation;
-// without, about once per 4 MiB (the live heap here is small). Stop
-// restores the percentage found.
+// With a floor the runtime's heap goal after a cycle on a small heap is
+// about the floor (it is 4 MiB without), and the collector runs about
+// once per floor of allocation. Stop restores the percentage found.
 func TestFloorCollectsLessOften(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	runtime.GC()
@@ -60,15 +60,21 @@ func TestFloorCollectsLessOften(t *testing.T) {
 	}
 	runtime.GC() // a cycle to adjust after
 	waitCycles(t, tu, 2)
+	// Read on a quiet heap: the goal the last adjustment gave (within the
+	// tenth a change must exceed to be made).
+	if goal := heapGoal(); goal < 64<<20*9/10 {
+		t.Errorf("heap goal %d MiB after cycles with a 64 MiB floor, want about 64", goal>>20)
+	}
 	with := churn(256 << 20)
 	p, cycles := tu.Percent()
 	t.Logf("collections over 256 MiB: %d without a floor, %d with 64 MiB (percent %d after %d cycles)", without, with, p, cycles)
 	// The live heap a cycle reports counts what was allocated while it
-	// marked, so under churn it reads above the few MiB retained: the
-	// percentage varies (down to the base when a cycle overlapped much
-	// churn), the count of collections is what must drop.
-	if with > 8 || without < 3*with {
-		t.Errorf("collections over 256 MiB: %d with a 64 MiB floor, %d without; want at most 8 and a third of without", with, without)
+	// marked, so under churn (and more so on a loaded machine, where
+	// marking takes longer) it reads above the few MiB retained: the
+	// percentage varies, and so does the count without a floor (5 to 84
+	// seen), which is logged, not compared.
+	if with > 8 {
+		t.Errorf("collections over 256 MiB: %d with a 64 MiB floor, want at most 8", with)
 	}
 	tu.Stop()
 	if p := current(); p != 100 {
@@ -79,6 +85,12 @@ func TestFloorCollectsLessOften(t *testing.T) {
 	if p := current(); p != 100 {
 		t.Errorf("percent %d after Stop and two cycles, want 100: the tuner still adjusts", p)
 	}
+}
+
+func heapGoal() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func current() int {
