@@ -260,10 +260,7 @@ func (c *conn) finishRequest() bool {
 	c.wmu.Lock()
 	c.watchOK = false
 	c.wmu.Unlock()
-	if stopped := c.cr.stop(); stopped || c.cr.cleared.Swap(false) {
-		c.deadline = time.Time{} // the watcher cleared it, or stop set one in the past
-		_ = c.nc.SetReadDeadline(time.Time{})
-	}
+	c.cr.served()
 	w := c.res
 	intact := true
 	if c.body != nil && !c.body.end() {

@@ -5,27 +5,29 @@ import (
 	"net"
 	"os"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
-// aLongTimeAgo is a read deadline in the past: it ends a pending read.
-var aLongTimeAgo = time.Unix(1, 0)
+// pendSize bounds what one background read takes: most request heads fit.
+const pendSize = 1 << 10
 
 // connReader sits under the connection's bufio.Reader. While a handler
-// waits on its request's context, one background read (watch) looks for
-// the client going away; a byte it reads (a pipelined request) is kept
-// for the next Read.
+// waits on its request's context, one background read (start) looks for
+// the client going away. It is not stopped when the request ends: it
+// becomes the wait for the connection's next request, and what it reads
+// is kept for the next Read (issue #14: stopping it cost two deadline
+// changes, a wake-up and one more read per proxied request).
 type connReader struct {
 	nc net.Conn
 
-	mu      sync.Mutex
-	cond    sync.Cond
-	inRead  bool
-	hasByte bool
-	b       [1]byte
-	gone    error       // the background read's error: the client left
-	cleared atomic.Bool // start cleared the read deadline
+	mu       sync.Mutex
+	cond     sync.Cond
+	inRead   bool
+	watching bool   // a request is being served: the read watches for its client leaving
+	pend     []byte // what the background read read, not yet Read
+	off      int
+	pbuf     []byte // the background read's buffer (pendSize), made at the first
+	err      error  // the background read's error, for the next Read
 }
 
 func newConnReader(nc net.Conn) *connReader {
@@ -36,66 +38,77 @@ func newConnReader(nc net.Conn) *connReader {
 
 func (cr *connReader) Read(p []byte) (int, error) {
 	cr.mu.Lock()
-	if cr.gone != nil {
-		err := cr.gone
+	for cr.inRead {
+		cr.cond.Wait() // the background read waits for the next request
+	}
+	switch {
+	case cr.off < len(cr.pend) && len(p) > 0:
+		n := copy(p, cr.pend[cr.off:])
+		cr.off += n
+		cr.mu.Unlock()
+		return n, nil
+	case cr.err != nil:
+		err := cr.err
 		cr.mu.Unlock()
 		return 0, err
-	}
-	if cr.hasByte && len(p) > 0 {
-		p[0], cr.hasByte = cr.b[0], false
-		cr.mu.Unlock()
-		return 1, nil
 	}
 	cr.mu.Unlock()
 	return cr.nc.Read(p)
 }
 
-// background reads one byte until the client sends it, goes away, or
-// stop ends the read; cancel is called when the client went away.
+// background reads until the client sends something, goes away, or the
+// read deadline passes; cancel is called when the client left while a
+// request was being served. A deadline passing while one is still served
+// (the head's deadline, set before) clears it and reads on (the handler
+// may run long); one passing after it is the next head's timeout.
 func (cr *connReader) background(cancel func(error)) {
-	n, err := cr.nc.Read(cr.b[:])
-	cr.mu.Lock()
-	if n == 1 {
-		cr.hasByte = true
-	}
-	var ne net.Error
-	aborted := errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
-	if err != nil && !aborted {
-		cr.gone = err
-	}
-	cr.inRead = false
-	cr.cond.Broadcast()
-	cr.mu.Unlock()
-	if err != nil && !aborted {
-		cancel(err)
+	for {
+		n, err := cr.nc.Read(cr.pbuf)
+		cr.mu.Lock()
+		if n == 0 && isTimeout(err) && cr.watching {
+			_ = cr.nc.SetReadDeadline(time.Time{})
+			cr.mu.Unlock()
+			continue
+		}
+		cr.pend, cr.off = cr.pbuf[:n], 0
+		cr.err = err
+		served := cr.watching
+		cr.inRead = false
+		cr.cond.Broadcast()
+		cr.mu.Unlock()
+		if err != nil && served {
+			cancel(err)
+		}
+		return
 	}
 }
 
-// start begins the background read unless one runs or a byte is held;
-// it clears the read deadline (the handler may run long).
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// start begins the background read for the request being served, unless
+// one runs, read bytes are held or the client left.
 func (cr *connReader) start(cancel func(error)) bool {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
-	if cr.inRead || cr.hasByte || cr.gone != nil {
+	if cr.inRead || cr.off < len(cr.pend) || cr.err != nil {
 		return false
 	}
-	cr.inRead = true
-	_ = cr.nc.SetReadDeadline(time.Time{})
-	cr.cleared.Store(true)
+	if cr.pbuf == nil {
+		cr.pbuf = make([]byte, pendSize)
+	}
+	cr.inRead, cr.watching = true, true
 	go cr.background(cancel)
 	return true
 }
 
-// stop ends a background read and waits for it; true if one ran.
-func (cr *connReader) stop() bool {
+// served marks the request's end: a background read still running waits
+// for the next request from now on. (If it cleared the read deadline, the
+// one set had passed: the next wait sets a new one.)
+func (cr *connReader) served() {
 	cr.mu.Lock()
-	defer cr.mu.Unlock()
-	if !cr.inRead {
-		return false
-	}
-	_ = cr.nc.SetReadDeadline(aLongTimeAgo)
-	for cr.inRead {
-		cr.cond.Wait()
-	}
-	return true
+	cr.watching = false
+	cr.mu.Unlock()
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"testing"
@@ -71,7 +73,7 @@ func TestWatcherKeepsPipelinedBytes(t *testing.T) {
 			cr := ctx.c.cr
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 				cr.mu.Lock()
-				held := cr.hasByte
+				held := cr.off < len(cr.pend)
 				cr.mu.Unlock()
 				if held {
 					break
@@ -211,34 +213,107 @@ func TestShutdown(t *testing.T) {
 }
 
 // A keep-alive connection left idle is closed after the idle timeout
-// (give or take the coarse deadline's slack: a second, at most half).
+// (give or take the coarse deadline's slack: a second, at most half),
+// also after a request whose handler waited on its context (the watcher's
+// background read is then the wait for the next request).
 func TestIdleTimeout(t *testing.T) {
 	for _, idle := range []time.Duration{1500 * time.Millisecond, 400 * time.Millisecond} {
-		t.Run(idle.String(), func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), IdleTimeout: idle, ReadHeaderTimeout: idle}
-			go srv.Serve(ln)
-			defer srv.Close()
-			nc, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer nc.Close()
-			_ = nc.SetDeadline(time.Now().Add(idle + 5*time.Second))
-			br := bufio.NewReader(nc)
-			io.WriteString(nc, "GET / HTTP/1.1\r\n"+host+"\r\n")
-			if _, err := http.ReadResponse(br, nil); err != nil {
-				t.Fatal(err)
-			}
-			t0 := time.Now()
-			_, err = br.ReadByte()
-			lo := idle - min(time.Second, idle/2) - 50*time.Millisecond
-			if el := time.Since(t0); err == nil || el < lo || el > idle+time.Second {
-				t.Errorf("idle connection: %v after %v; want closed after %v..%v", err, el, lo, idle)
-			}
-		})
+		for _, watched := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/watched=%v", idle, watched), func(t *testing.T) {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				srv := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if watched {
+						_ = r.Context().Done() // arms the background read
+					}
+				}), IdleTimeout: idle, ReadHeaderTimeout: idle}
+				go srv.Serve(ln)
+				defer srv.Close()
+				nc, err := net.Dial("tcp", ln.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer nc.Close()
+				_ = nc.SetDeadline(time.Now().Add(idle + 5*time.Second))
+				br := bufio.NewReader(nc)
+				io.WriteString(nc, "GET / HTTP/1.1\r\n"+host+"\r\n")
+				if _, err := http.ReadResponse(br, nil); err != nil {
+					t.Fatal(err)
+				}
+				t0 := time.Now()
+				_, err = br.ReadByte()
+				lo := idle - min(time.Second, idle/2) - 50*time.Millisecond
+				if el := time.Since(t0); err == nil || el < lo || el > idle+time.Second {
+					t.Errorf("idle connection: %v after %v; want closed after %v..%v", err, el, lo, idle)
+				}
+			})
+		}
+	}
+}
+
+// A handler that runs past the read deadline set for its head still
+// learns of its client leaving, and the deadline passing alone is not
+// taken for the client leaving; the connection then serves its next
+// request.
+func TestWatcherOutlivesHeadDeadline(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting, verdict := make(chan struct{}, 2), make(chan error, 2)
+	srv := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/wait" {
+			return
+		}
+		done := r.Context().Done()
+		waiting <- struct{}{}
+		select {
+		case <-done:
+			verdict <- r.Context().Err()
+		case <-time.After(3 * timeout): // past the head's deadline, at most 1.5 timeouts away
+			verdict <- nil
+		}
+	}), ReadHeaderTimeout: timeout, Logger: slog.New(slog.DiscardHandler)}
+	go srv.Serve(ln)
+	defer srv.Close()
+	dial := func() (net.Conn, *bufio.Reader) {
+		nc, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		return nc, bufio.NewReader(nc)
+	}
+
+	// The client stays: no cancel, and the next request is served.
+	nc, br := dial()
+	defer nc.Close()
+	io.WriteString(nc, "GET /wait HTTP/1.1\r\n"+host+"\r\n")
+	<-waiting
+	if err := <-verdict; err != nil {
+		t.Errorf("the client stayed past the head's deadline, yet its context ended: %v", err)
+	}
+	for _, path := range []string{"/wait", "/next"} {
+		if path == "/next" {
+			io.WriteString(nc, "GET /next HTTP/1.1\r\n"+host+"\r\n")
+		}
+		if resp, err := http.ReadResponse(br, nil); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		} else {
+			resp.Body.Close()
+		}
+	}
+
+	// The client leaves after the head's deadline passed: cancelled.
+	nc2, _ := dial()
+	io.WriteString(nc2, "GET /wait HTTP/1.1\r\n"+host+"\r\n")
+	<-waiting
+	time.Sleep(2 * timeout) // the head's deadline has passed: the watcher read on
+	nc2.Close()
+	if err := <-verdict; !errors.Is(err, context.Canceled) {
+		t.Errorf("the client left after the head's deadline: context %v, want context.Canceled", err)
 	}
 }
