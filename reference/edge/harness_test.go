@@ -25,10 +25,11 @@ import (
 
 // rig is an edge in front of one emulator with a listener per profile.
 type rig struct {
-	t    testing.TB
-	emu  *originemu.Emulator
-	edge *httptest.Server
-	logs *syncBuffer
+	t       testing.TB
+	emu     *originemu.Emulator
+	edge    *httptest.Server
+	logs    *syncBuffer
+	metrics *Metrics
 }
 
 type syncBuffer struct {
@@ -81,6 +82,12 @@ func newBenchRig(b *testing.B, cfgTemplate string, opts ...Option) *rig {
 
 func newRigLogging(t testing.TB, cfgTemplate string, logTo io.Writer, opts ...Option) *rig {
 	t.Helper()
+	return newRigLevel(t, cfgTemplate, logTo, slog.LevelInfo, opts...)
+}
+
+// newRigLevel is newRigLogging with the log's level.
+func newRigLevel(t testing.TB, cfgTemplate string, logTo io.Writer, level slog.Level, opts ...Option) *rig {
+	t.Helper()
 	var ecfg originemu.Config
 	for _, p := range originemu.Profiles {
 		ecfg.Listeners = append(ecfg.Listeners, originemu.ListenerConfig{Name: string(p), Profile: p})
@@ -92,18 +99,19 @@ func newRigLogging(t testing.TB, cfgTemplate string, logTo io.Writer, opts ...Op
 	}
 	t.Cleanup(func() { emu.Close() })
 	cfg := rigConfig(t, emu, cfgTemplate)
-	log := slog.New(logjson.New(logTo, nil)) // the JSON lines edgecache serve writes
+	log := slog.New(logjson.New(logTo, &slog.HandlerOptions{Level: level})) // the JSON lines edgecache serve writes
 	client := upstream.New(upstream.Options{RootCAs: emu.CA().Pool(), Logger: log, Resolve: map[string]string{
 		"primary.test": "127.0.0.1", "backup.test": "127.0.0.1", "origin.test": "127.0.0.1", "other.test": "127.0.0.1",
 	}})
 	t.Cleanup(client.Close)
-	srv, err := New(cfg, client, log, NewMetrics(), opts...)
+	metrics := NewMetrics()
+	srv, err := New(cfg, client, log, metrics, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close) // runs after edge.Close: cleanups run last-in first-out
 	edge := serveH1(t, srv, log)
-	return &rig{t: t, emu: emu, edge: edge}
+	return &rig{t: t, emu: emu, edge: edge, metrics: metrics}
 }
 
 // rigConfig renders cfgTemplate ({{port "http"}} etc.: emu's listeners)

@@ -26,6 +26,11 @@ func (s *Server) logVisit(v *visit) {
 	if cacheStatus == "" {
 		cacheStatus = "bypass"
 	}
+	s.metrics.observeRequest(v.status, v.trunc != "", latency)
+	s.metrics.observeCache(cacheStatus)
+	if !s.log.Enabled(v.r.Context(), slog.LevelInfo) {
+		return // issue #14: no record built that nobody reads
+	}
 	var room [20]slog.Attr // every attribute below: no growing (issue #14)
 	attrs := append(room[:0],
 		slog.String("request_id", v.id),
@@ -67,8 +72,6 @@ func (s *Server) logVisit(v *visit) {
 		attrs = append(attrs, slog.String("error", v.errText))
 	}
 	logjson.LogAttrs(v.r.Context(), s.log, slog.LevelInfo, "client request", attrs...) // issue #14: no slog.Record
-	s.metrics.observeRequest(v.status, v.trunc != "", latency)
-	s.metrics.observeCache(cacheStatus)
 }
 
 // Metrics are the Prometheus series the admin endpoint serves.
