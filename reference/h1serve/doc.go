@@ -39,10 +39,11 @@
 // A request's context is cancelled when the handler returns, when a write
 // to the client fails, and when the client goes away while something
 // waits on it: only Done and AfterFunc (which context.WithCancel and
-// context.AfterFunc use) start the one-byte background read that notices
-// it, so a cache hit that never waits pays no goroutine and no syscall
-// for it (net/http reads in the background on every request). A byte the
-// read finds (a pipelined request) is kept for the next head.
+// context.AfterFunc use) start the background read that notices it, so
+// a cache hit that never waits pays no goroutine and no syscall for it
+// (net/http reads in the background on every request). The read is not
+// stopped when the handler returns: it becomes the wait for the next
+// head, and what it reads (a pipelined request, the next one) is kept.
 //
 // Where it differs from net/http:
 //   - Read deadlines are set coarsely: before waiting for a head, only
