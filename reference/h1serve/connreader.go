@@ -25,7 +25,6 @@ type connReader struct {
 	inRead   bool
 	watching bool   // a request is being served: the read watches for its client leaving
 	pend     []byte // what the background read read, not yet Read
-	off      int
 	pbuf     []byte // the background read's buffer (pendSize), made at the first
 	err      error  // the background read's error, for the next Read
 }
@@ -42,9 +41,9 @@ func (cr *connReader) Read(p []byte) (int, error) {
 		cr.cond.Wait() // the background read waits for the next request
 	}
 	switch {
-	case cr.off < len(cr.pend) && len(p) > 0:
-		n := copy(p, cr.pend[cr.off:])
-		cr.off += n
+	case len(cr.pend) > 0 && len(p) > 0:
+		n := copy(p, cr.pend)
+		cr.pend = cr.pend[n:]
 		cr.mu.Unlock()
 		return n, nil
 	case cr.err != nil:
@@ -70,7 +69,7 @@ func (cr *connReader) background(cancel func(error)) {
 			cr.mu.Unlock()
 			continue
 		}
-		cr.pend, cr.off = cr.pbuf[:n], 0
+		cr.pend = cr.pbuf[:n]
 		cr.err = err
 		served := cr.watching
 		cr.inRead = false
@@ -90,18 +89,17 @@ func isTimeout(err error) bool {
 
 // start begins the background read for the request being served, unless
 // one runs, read bytes are held or the client left.
-func (cr *connReader) start(cancel func(error)) bool {
+func (cr *connReader) start(cancel func(error)) {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
-	if cr.inRead || cr.off < len(cr.pend) || cr.err != nil {
-		return false
+	if cr.inRead || len(cr.pend) > 0 || cr.err != nil {
+		return
 	}
 	if cr.pbuf == nil {
 		cr.pbuf = make([]byte, pendSize)
 	}
 	cr.inRead, cr.watching = true, true
 	go cr.background(cancel)
-	return true
 }
 
 // served marks the request's end: a background read still running waits

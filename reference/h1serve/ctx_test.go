@@ -73,7 +73,7 @@ func TestWatcherKeepsPipelinedBytes(t *testing.T) {
 			cr := ctx.c.cr
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
 				cr.mu.Lock()
-				held := cr.off < len(cr.pend)
+				held := len(cr.pend) > 0
 				cr.mu.Unlock()
 				if held {
 					break
@@ -265,7 +265,10 @@ func TestWatcherOutlivesHeadDeadline(t *testing.T) {
 	}
 	waiting, verdict := make(chan struct{}, 2), make(chan error, 2)
 	srv := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/wait" {
+		// /stay outwaits the head's deadline (at most 1.5 timeouts away);
+		// /leave waits for its client to go, with seconds to spare.
+		wait := map[string]time.Duration{"/stay": 3 * timeout, "/leave": 10 * time.Second}[r.URL.Path]
+		if wait == 0 {
 			return
 		}
 		done := r.Context().Done()
@@ -273,7 +276,7 @@ func TestWatcherOutlivesHeadDeadline(t *testing.T) {
 		select {
 		case <-done:
 			verdict <- r.Context().Err()
-		case <-time.After(3 * timeout): // past the head's deadline, at most 1.5 timeouts away
+		case <-time.After(wait):
 			verdict <- nil
 		}
 	}), ReadHeaderTimeout: timeout, Logger: slog.New(slog.DiscardHandler)}
@@ -291,12 +294,12 @@ func TestWatcherOutlivesHeadDeadline(t *testing.T) {
 	// The client stays: no cancel, and the next request is served.
 	nc, br := dial()
 	defer nc.Close()
-	io.WriteString(nc, "GET /wait HTTP/1.1\r\n"+host+"\r\n")
+	io.WriteString(nc, "GET /stay HTTP/1.1\r\n"+host+"\r\n")
 	<-waiting
 	if err := <-verdict; err != nil {
 		t.Errorf("the client stayed past the head's deadline, yet its context ended: %v", err)
 	}
-	for _, path := range []string{"/wait", "/next"} {
+	for _, path := range []string{"/stay", "/next"} {
 		if path == "/next" {
 			io.WriteString(nc, "GET /next HTTP/1.1\r\n"+host+"\r\n")
 		}
@@ -309,7 +312,7 @@ func TestWatcherOutlivesHeadDeadline(t *testing.T) {
 
 	// The client leaves after the head's deadline passed: cancelled.
 	nc2, _ := dial()
-	io.WriteString(nc2, "GET /wait HTTP/1.1\r\n"+host+"\r\n")
+	io.WriteString(nc2, "GET /leave HTTP/1.1\r\n"+host+"\r\n")
 	<-waiting
 	time.Sleep(2 * timeout) // the head's deadline has passed: the watcher read on
 	nc2.Close()
