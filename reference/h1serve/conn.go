@@ -41,7 +41,7 @@ type conn struct {
 	nc       net.Conn
 	cr       *connReader
 	br       *bufio.Reader
-	bw       *bufio.Writer
+	bw       *gatherWriter
 	base     context.Context
 	remote   string
 	state    atomic.Int32
@@ -72,7 +72,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, remote: nc.RemoteAddr().String()}
 	c.cr = newConnReader(nc)
 	c.br = bufio.NewReaderSize(c.cr, 4<<10)
-	c.bw = bufio.NewWriterSize(nc, 8<<10)
+	c.bw = newGatherWriter(nc, 8<<10)
 	c.base = context.WithValue(s.baseCtx, http.LocalAddrContextKey, nc.LocalAddr())
 	return c
 }
