@@ -37,19 +37,20 @@ const http2Preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 
 // conn is one client connection, served by one goroutine.
 type conn struct {
-	srv      *Server
-	nc       net.Conn
-	cr       *connReader
-	br       *bufio.Reader
-	bw       *gatherWriter
-	base     context.Context
-	remote   string
-	state    atomic.Int32
-	head     []byte   // the head being read
-	keys     []string // writeFields' sort buffer
-	bodyBuf  []byte
-	deadline time.Time // the read deadline set, zero for none
-	linger   bool      // close with the client's bytes unread: lingerClose first
+	srv       *Server
+	nc        net.Conn
+	cr        *connReader
+	br        *bufio.Reader
+	bw        *gatherWriter
+	base      context.Context
+	remote    string
+	state     atomic.Int32
+	head      []byte      // the head being read
+	keys      []string    // writeFields' sort buffer
+	resHeader http.Header // the response header map, kept (responseHeader)
+	bodyBuf   []byte
+	deadline  time.Time // the read deadline set, zero for none
+	linger    bool      // close with the client's bytes unread: lingerClose first
 
 	// The request being served.
 	parsed       parsed
@@ -246,13 +247,31 @@ func (c *conn) newRequest(p *parsed) *http.Request {
 	if c.bodyBuf == nil {
 		c.bodyBuf = make([]byte, 0, bodyBufSize)
 	}
-	x.res = response{c: c, req: req, header: make(http.Header, 8), buf: c.bodyBuf[:0], cl: -1}
+	x.res = response{c: c, req: req, header: c.responseHeader(), buf: c.bodyBuf[:0], cl: -1}
 	c.res = &x.res
 	c.wmu.Lock()
 	c.watchOK, c.watchPending, c.bodyRead = true, false, c.body == nil
 	c.wmu.Unlock()
 	return req
 }
+
+// responseHeader is the connection's response header map, emptied for
+// the next request: a map kept across requests keeps its table, where a
+// new one grows to it field by field on every response (issue #14: a
+// cache hit's head has more fields than a small map holds). As with
+// net/http, a handler must not use the header after it returns. A map
+// grown past maxKeptFields is not kept.
+func (c *conn) responseHeader() http.Header {
+	if c.resHeader == nil || len(c.resHeader) > maxKeptFields {
+		c.resHeader = make(http.Header, 16)
+		return c.resHeader
+	}
+	clear(c.resHeader)
+	return c.resHeader
+}
+
+// maxKeptFields bounds the response header map kept for a connection.
+const maxKeptFields = 64
 
 // finishRequest ends the response and the request; true if the
 // connection may carry another request.

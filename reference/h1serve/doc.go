@@ -34,7 +34,10 @@
 // FlushError (http.NewResponseController); Connection: close and
 // HTTP/1.0 keep-alive as net/http; 100 Continue at the body's first
 // read; an unread body drained up to 256 KiB before the connection is
-// reused, else closed; Content-Type sniffed as net/http does.
+// reused, else closed; Content-Type sniffed as net/http does. Writes are
+// buffered (8 KiB); one that overflows the buffer goes out with it in one
+// gathered write (writev), so a head and a large body cost one system
+// call.
 //
 // A request's context is cancelled when the handler returns, when a write
 // to the client fails, and when the client goes away while something
@@ -55,6 +58,9 @@
 //     ConnState hook, no TLS (the reference serves clients in clear).
 //   - A handler's invalid status code is logged and answered 500 (net/http
 //     panics).
+//   - The response header map is kept for the connection and emptied for
+//     each request: a handler must not use it after it returns (net/http
+//     forbids that too, but makes a new map per request).
 //   - Response fields are written sorted, invalid names skipped, CR and LF
 //     in values as spaces (as net/http), Transfer-Encoding is the
 //     writer's own.

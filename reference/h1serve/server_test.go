@@ -245,3 +245,42 @@ func TestUnreadBodyBound(t *testing.T) {
 		}
 	}
 }
+
+// The response header map is kept for the connection (issue #14), so
+// each request must start with it empty: a field one response set is not
+// in the next one's, on the same connection, and a header grown past
+// what is kept is let go without losing the fields of the next response.
+func TestResponseHeaderFreshPerRequest(t *testing.T) {
+	var seen []int
+	addr, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, len(w.Header()))
+		switch r.URL.Path {
+		case "/many":
+			for i := range maxKeptFields + 1 {
+				w.Header().Set(fmt.Sprintf("X-F%d", i), "v")
+			}
+		case "/one":
+			w.Header().Set("X-Only-Once", "yes")
+		}
+		io.WriteString(w, r.URL.Path)
+	}))
+	raw := "GET /one HTTP/1.1\r\n" + host + "\r\n" + "GET /plain HTTP/1.1\r\n" + host + "\r\n" +
+		"GET /many HTTP/1.1\r\n" + host + "\r\n" + "GET /one HTTP/1.1\r\n" + host + "\r\n" + "GET /plain HTTP/1.1\r\n" + host + "\r\n"
+	resps, bodies, _ := roundTrip(t, addr, raw, 5, false)
+	for i, want := range []string{"yes", "", "", "yes", ""} {
+		if got := resps[i].Header.Get("X-Only-Once"); got != want || bodies[i] == "" {
+			t.Errorf("response %d (%s): X-Only-Once %q, want %q", i, bodies[i], got, want)
+		}
+	}
+	if n := len(resps[2].Header); n < maxKeptFields+1 {
+		t.Errorf("/many's response has %d fields, want at least %d", n, maxKeptFields+1)
+	}
+	if _, ok := resps[3].Header["X-F0"]; ok {
+		t.Error("a field of /many is in the next response")
+	}
+	for i, n := range seen {
+		if n != 0 {
+			t.Errorf("request %d's handler found %d fields in its response header", i, n)
+		}
+	}
+}
