@@ -105,8 +105,8 @@ func (s *Server) serveCached(v *visit) bool {
 		return false
 	}
 	v.cacheKey = pol.Key(r)
-	a := s.cache.Lookup(session.Request{HTTP: r, Policy: pol, Key: v.cacheKey, ID: v.id,
-		Upstream: &fillUpstream{s: s, r: r, route: v.route, id: v.id}})
+	x := &cachedVisit{fill: fillUpstream{s: s, r: r, route: v.route, id: v.id}}
+	a := s.cache.Lookup(session.Request{HTTP: r, Policy: pol, Key: v.cacheKey, ID: v.id, Upstream: &x.fill})
 	v.cache, v.cacheHdr = a.Cache, a.Member
 	if a.FillID != "" {
 		v.fillID = a.FillID
@@ -128,11 +128,11 @@ func (s *Server) serveCached(v *visit) bool {
 	}
 	defer a.Close()
 	if a.Age != "" {
-		v.w.Header()["Age"] = []string{a.Age}
+		v.w.Header()["Age"] = x.vals.one(0, a.Age)
 	}
 	switch a.Kind {
 	case session.Ranged:
-		s.serveRanged(v, a)
+		s.serveRanged(v, a, x)
 	case session.Stored:
 		s.writeHead(v, a.Status, a.Header, a.Size, a.ClientCC)
 		if r.Method != http.MethodHead {
@@ -142,6 +142,16 @@ func (s *Server) serveCached(v *visit) bool {
 		s.sendLive(v, a)
 	}
 	return true
+}
+
+// cachedVisit is what the cache path of one request needs beside the
+// visit, in one allocation (issue #14: they were five per hit). The fill
+// may keep fill after the request; the rest is the request's.
+type cachedVisit struct {
+	fill    fillUpstream
+	vals    headValues
+	content recordingReader
+	sw      statusWriter
 }
 
 // fillUpstream sends a request's cache fills to its parent tier
@@ -184,9 +194,10 @@ func (s *Server) sendLive(v *visit, a *session.Answer) {
 // If-Range, 416, conditional requests: RNG-3) over the stored or arriving
 // bytes. A body that fails before anything was sent is a 502/504; one that
 // fails later is truncated visibly and never committed (COL-7, RNG-5).
-func (s *Server) serveRanged(v *visit, a *session.Answer) {
+func (s *Server) serveRanged(v *visit, a *session.Answer, x *cachedVisit) {
 	r := v.r
-	content := &recordingReader{ReadSeeker: a.Body}
+	x.content = recordingReader{ReadSeeker: a.Body}
+	content := &x.content
 	s.prepareHead(v, a.Header, a.ClientCC)
 	if a.Unstorable != "" && r.Header.Get(shield.TierHeader) != "" {
 		v.w.Header().Set(shield.UncacheableHeader, a.Unstorable)
@@ -195,8 +206,9 @@ func (s *Server) serveRanged(v *visit, a *session.Answer) {
 		v.w.Header()["Content-Type"] = nil // no sniffing: the origin sent none
 	}
 	modTime, _ := httpdate.Parse(a.Header.Get("Last-Modified"))
-	sw := &statusWriter{ResponseWriter: v.w, rc: http.NewResponseController(v.w), src: streamingOf(a.Body)}
-	if !plainRequest(r) || !s.serveWhole(sw, r, modTime, content) {
+	x.sw = statusWriter{ResponseWriter: v.w, src: streamingOf(a.Body)}
+	sw := &x.sw
+	if !plainRequest(r) || !s.serveWhole(sw, r, modTime, content, &x.vals) {
 		http.ServeContent(sw, r, "", modTime, content)
 	}
 	if content.err != nil && content.err != io.EOF && !sw.sent {
@@ -213,7 +225,7 @@ func (s *Server) serveRanged(v *visit, a *session.Answer) {
 		// What was written may still sit in net/http's buffer (bytes from
 		// the store are not flushed write by write): send it, so the
 		// client sees the header and the bytes before the cut.
-		_ = sw.rc.Flush()
+		sw.flush()
 		panic(http.ErrAbortHandler) // truncate visibly (COL-7, RNG-5)
 	}
 }
@@ -237,7 +249,7 @@ func plainRequest(r *http.Request) bool {
 // response): the body goes through a pooled buffer. It reports false,
 // having written nothing, when content's size cannot be had or w's
 // Content-Type is unset (ServeContent would sniff it).
-func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time, content io.ReadSeeker) bool {
+func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time, content io.ReadSeeker, vals *headValues) bool {
 	h := w.Header()
 	if _, ok := h["Content-Type"]; !ok {
 		return false
@@ -250,12 +262,12 @@ func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time,
 		return false
 	}
 	if !modTime.IsZero() && !modTime.Equal(time.Unix(0, 0)) {
-		h["Last-Modified"] = []string{httpdate.Format(modTime)}
+		h["Last-Modified"] = vals.one(1, lastModified(h["Last-Modified"], modTime))
 	}
 	// Canonical keys set directly: Header.Set canonicalises on every call.
-	h["Accept-Ranges"] = []string{"bytes"}
+	h["Accept-Ranges"] = vals.one(2, "bytes")
 	if h.Get("Content-Encoding") == "" {
-		h["Content-Length"] = []string{strconv.FormatInt(size, 10)}
+		h["Content-Length"] = vals.one(3, strconv.FormatInt(size, 10))
 	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
@@ -279,6 +291,28 @@ func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time,
 		}
 	}
 	return true
+}
+
+// headValues backs the one-value fields the cache path sets on a
+// response head (Age, Last-Modified, Accept-Ranges, Content-Length): one
+// allocation for all of them, not one per field (issue #14).
+type headValues [4]string
+
+// one is the field value v as a slice of one, in slot i.
+func (hv *headValues) one(i int, v string) []string {
+	hv[i] = v
+	return hv[i : i+1 : i+1]
+}
+
+// lastModified is t as http.ServeContent writes Last-Modified: the stored
+// field's own string when it is already that (no new string per hit),
+// else t formatted.
+func lastModified(stored []string, t time.Time) string {
+	var buf [len(http.TimeFormat)]byte
+	if len(stored) == 1 && string(httpdate.Append(buf[:0], t)) == stored[0] {
+		return stored[0]
+	}
+	return httpdate.Format(t)
 }
 
 // recordingReader keeps the first read error, which http.ServeContent
@@ -334,8 +368,8 @@ func (r *recordingReader) Read(p []byte) (int, error) {
 // failing before it can still be answered with a 502/504.
 type statusWriter struct {
 	http.ResponseWriter
-	rc     *http.ResponseController
-	src    streaming // nil: never flush
+	rc     *http.ResponseController // made at the first flush
+	src    streaming                // nil: never flush
 	status int
 	sent   bool // the header was passed on
 	n      int64
@@ -376,9 +410,17 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 	n, err := w.ResponseWriter.Write(p)
 	w.n += int64(n)
 	if w.src != nil && w.src.Streaming() {
-		_ = w.rc.Flush()
+		w.flush()
 	}
 	return n, err
+}
+
+// flush sends what the server buffered of the response.
+func (w *statusWriter) flush() {
+	if w.rc == nil {
+		w.rc = http.NewResponseController(w.ResponseWriter)
+	}
+	_ = w.rc.Flush()
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -105,6 +105,8 @@ func TestServeWholeIsServeContent(t *testing.T) {
 		{"no content type sent", "GET", http.Header{"Content-Type": nil}, time.Time{}, "<html>"},
 		{"content encoding", "GET", http.Header{"Content-Type": {"text/plain"}, "Content-Encoding": {"gzip"}}, lm, "zzz"},
 		{"last-modified rewritten", "GET", http.Header{"Content-Type": {"a/b"}, "Last-Modified": {"Monday, 30-Nov-26 10:00:00 GMT"}}, lm, "b"},
+		{"last-modified kept", "GET", http.Header{"Content-Type": {"a/b"}, "Last-Modified": {"Mon, 30 Nov 2026 10:00:00 GMT"}}, lm, "b"},
+		{"last-modified of another time", "GET", http.Header{"Content-Type": {"a/b"}, "Last-Modified": {"Mon, 30 Nov 2026 09:00:00 GMT"}}, lm, "b"},
 		{"epoch", "GET", http.Header{"Content-Type": {"a/b"}}, time.Unix(0, 0), "b"},
 		{"empty", "GET", http.Header{"Content-Type": {"a/b"}}, lm, ""},
 	} {
@@ -115,7 +117,7 @@ func TestServeWholeIsServeContent(t *testing.T) {
 			maps.Copy(got.Header(), tc.header)
 			http.ServeContent(want, req, "", tc.modTime, strings.NewReader(tc.body))
 			sw := &statusWriter{ResponseWriter: got}
-			if !srv.serveWhole(sw, req, tc.modTime, strings.NewReader(tc.body)) {
+			if !srv.serveWhole(sw, req, tc.modTime, strings.NewReader(tc.body), new(headValues)) {
 				t.Fatal("serveWhole declined")
 			}
 			sw.commit()
@@ -126,7 +128,7 @@ func TestServeWholeIsServeContent(t *testing.T) {
 		})
 	}
 	// Without a Content-Type field ServeContent sniffs: serveWhole declines.
-	if srv.serveWhole(&statusWriter{ResponseWriter: httptest.NewRecorder()}, httptest.NewRequest("GET", "/", nil), lm, strings.NewReader("x")) {
+	if srv.serveWhole(&statusWriter{ResponseWriter: httptest.NewRecorder()}, httptest.NewRequest("GET", "/", nil), lm, strings.NewReader("x"), new(headValues)) {
 		t.Error("serveWhole answered a response whose type ServeContent would sniff")
 	}
 	for _, h := range []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {
