@@ -60,8 +60,10 @@ func BenchmarkHitHandler(b *testing.B) {
 	}
 	tmpl.RequestURI, tmpl.RemoteAddr = "/h", "127.0.0.1:40000"
 	tmpl.Header.Set("User-Agent", "wrk")
+	h := make(http.Header, 16) // kept and emptied per request, as h1serve's (issue #14)
 	serve := func() *discardWriter {
-		w := &discardWriter{h: http.Header{}}
+		clear(h)
+		w := &discardWriter{h: h}
 		req := *tmpl
 		srv.ServeHTTP(w, &req)
 		return w

@@ -320,6 +320,7 @@ func lastModified(stored []string, t time.Time) string {
 type recordingReader struct {
 	io.ReadSeeker
 	err error
+	ew  writeErr // writeStored's, kept here to spare an allocation
 }
 
 // writeStored writes the rest of the body to w through the body's own
@@ -330,7 +331,8 @@ func (r *recordingReader) writeStored(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	ew := &writeErr{w: w}
+	r.ew = writeErr{w: w}
+	ew := &r.ew
 	if _, err := wt.WriteTo(ew); err != nil && ew.err == nil && r.err == nil {
 		r.err = err
 	}

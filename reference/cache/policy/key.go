@@ -73,6 +73,9 @@ func keyHost(r *http.Request) string {
 		h = r.URL.Host
 	}
 	h = strings.ToLower(h)
+	if !strings.ContainsAny(h, ":[]") {
+		return h // no port, no IPv6 literal: as it is (no SplitHostPort error to build)
+	}
 	if hh, _, err := net.SplitHostPort(h); err == nil {
 		h = hh
 	}

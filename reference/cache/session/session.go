@@ -20,6 +20,7 @@ type Cache struct {
 	store store.Store
 	group *collapse.Group
 	name  string
+	hit   string // this cache's Cache-Status member for a hit, made once
 	log   *slog.Logger
 	bufs  sync.Pool // *[]byte copy buffers for fills
 }
@@ -27,7 +28,7 @@ type Cache struct {
 // New is the cache path over st, collapsing fills in g, naming itself
 // name in Cache-Status (RFC 9211) and logging to log.
 func New(st store.Store, g *collapse.Group, name string, log *slog.Logger) *Cache {
-	return &Cache{store: st, group: g, name: name, log: log}
+	return &Cache{store: st, group: g, name: name, hit: name + "; hit", log: log}
 }
 
 // Upstream sends one request's fills to the parent tier.

@@ -82,7 +82,7 @@ func stpLookup(s *session) step {
 	fwd := "miss"
 	if s.p.stale != nil {
 		if age, ok := fresh(s.p.stale); ok {
-			s.a.Cache, s.a.Member = "hit", s.c.name+"; hit"
+			s.a.Cache, s.a.Member = "hit", s.c.hit
 			s.a.Age = strconv.FormatInt(int64(age/time.Second), 10)
 			s.p.m, s.p.rd = s.p.stale, s.p.staleRd
 			return stpDeliver
