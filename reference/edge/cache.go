@@ -145,8 +145,10 @@ func (s *Server) serveCached(v *visit) bool {
 }
 
 // cachedVisit is what the cache path of one request needs beside the
-// visit, in one allocation (issue #14: they were five per hit). The fill
-// may keep fill after the request; the rest is the request's.
+// visit, in one allocation (issue #14: a hit made eight: the fill
+// upstream, the reader, the status writer and its ResponseController, and
+// four one-value slices). A fill may keep fill after the request; the
+// rest is the request's alone.
 type cachedVisit struct {
 	fill    fillUpstream
 	vals    headValues

@@ -256,11 +256,10 @@ func (c *conn) newRequest(p *parsed) *http.Request {
 }
 
 // responseHeader is the connection's response header map, emptied for
-// the next request: a map kept across requests keeps its table, where a
-// new one grows to it field by field on every response (issue #14: a
-// cache hit's head has more fields than a small map holds). As with
-// net/http, a handler must not use the header after it returns. A map
-// grown past maxKeptFields is not kept.
+// the next request: a map kept across requests keeps its storage, where
+// a new one is allocated (and grown past 8 fields) for every response
+// (issue #14). As with net/http, a handler must not use the header after
+// it returns. A map grown past maxKeptFields is not kept.
 func (c *conn) responseHeader() http.Header {
 	if c.resHeader == nil || len(c.resHeader) > maxKeptFields {
 		c.resHeader = make(http.Header, 16)
