@@ -251,9 +251,14 @@ func TestUnreadBodyBound(t *testing.T) {
 // in the next one's, on the same connection, and a header grown past
 // what is kept is let go without losing the fields of the next response.
 func TestResponseHeaderFreshPerRequest(t *testing.T) {
-	var seen []int
+	var (
+		mu   sync.Mutex
+		seen []int // each handler's header size at its start
+	)
 	addr, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
 		seen = append(seen, len(w.Header()))
+		mu.Unlock()
 		switch r.URL.Path {
 		case "/many":
 			for i := range maxKeptFields + 1 {
@@ -277,6 +282,11 @@ func TestResponseHeaderFreshPerRequest(t *testing.T) {
 	}
 	if _, ok := resps[3].Header["X-F0"]; ok {
 		t.Error("a field of /many is in the next response")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 5 {
+		t.Errorf("%d handler calls, want 5", len(seen))
 	}
 	for i, n := range seen {
 		if n != 0 {
