@@ -311,10 +311,11 @@ func (hv *headValues) one(i int, v string) []string {
 // else t formatted.
 func lastModified(stored []string, t time.Time) string {
 	var buf [len(http.TimeFormat)]byte
-	if len(stored) == 1 && string(httpdate.Append(buf[:0], t)) == stored[0] {
+	b := httpdate.Append(buf[:0], t)
+	if len(stored) == 1 && string(b) == stored[0] {
 		return stored[0]
 	}
-	return httpdate.Format(t)
+	return string(b)
 }
 
 // recordingReader keeps the first read error, which http.ServeContent

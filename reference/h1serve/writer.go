@@ -23,9 +23,6 @@ func newGatherWriter(w io.Writer, size int) *gatherWriter {
 	return &gatherWriter{w: w, buf: make([]byte, 0, size)}
 }
 
-// Buffered is how many bytes wait for the next Flush.
-func (g *gatherWriter) Buffered() int { return len(g.buf) }
-
 func (g *gatherWriter) Write(p []byte) (int, error) {
 	if g.err != nil {
 		return 0, g.err

@@ -73,8 +73,8 @@ func TestGatherWriter(t *testing.T) {
 			if !slices.Equal(sink.calls, tc.calls) {
 				t.Errorf("sink's writes %v, want %v", sink.calls, tc.calls)
 			}
-			if g.Buffered() != 0 {
-				t.Errorf("%d bytes still buffered after Flush", g.Buffered())
+			if len(g.buf) != 0 {
+				t.Errorf("%d bytes still buffered after Flush", len(g.buf))
 			}
 		})
 	}
