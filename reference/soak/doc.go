@@ -1,7 +1,7 @@
 // Package soak holds the reference edge cache's fault-load soak (issue
 // #12, "Done when"): `make soak`, or
 //
-//	go test -tags soak -run TestSoak -v ./reference/soak/ [-soak.duration 60s] [-soak.clients 64] [-soak.cache 64MiB]
+//	go test -tags soak -run TestSoak -v ./reference/soak/ [-soak.duration 60s] [-soak.clients 64] [-soak.cache-mib 64]
 //
 // It builds edgecache and runs `edgecache serve` as a child process (so
 // its peak RSS, /proc/PID/status VmHWM, is its own) in front of an

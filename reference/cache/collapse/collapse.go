@@ -47,7 +47,8 @@
 // it is reachable, the whole body is held in fixed-size chunks shared by all
 // readers (each byte is stored once, however many readers). A caller that
 // must bound memory should have the fill tee the body to its store and keep
-// objects that collapse within a size it can hold; a slow or stalled reader
+// objects that collapse within a size it can hold; [Fill.Bytes] lets the
+// store keep the fill's own buffers rather than a copy. A slow or stalled reader
 // does not block the fill or other readers, but it keeps the chunks alive
 // until it is closed and dropped. Once the fill ends the key is released: the
 // next Do for it starts a new fill (by then the caller has cached the object,
@@ -64,7 +65,11 @@ import (
 )
 
 // chunkSize is the size of the shared body buffers.
-const chunkSize = 64 << 10
+const chunkSize = ChunkSize
+
+// ChunkSize is the size of a fill's body buffers: every buffer but the
+// last of a body is one ChunkSize long ([Fill.Bytes]).
+const ChunkSize = 64 << 10
 
 // firstBuffer is the size of a body's first buffer for a first write of n
 // bytes: at least 4 KiB, a power of two, at most chunkSize. It doubles as
@@ -429,6 +434,31 @@ func (w *Fill) Write(p []byte) (int, error) {
 	f.broadcastLocked()
 	f.mu.Unlock()
 	return n, nil
+}
+
+// Bytes appends to dst the fill's own storage of body bytes [from, to)
+// and returns it: one slice per buffer they span, each split at
+// multiples of [ChunkSize], so a whole buffer is one slice of ChunkSize
+// bytes. The bytes are never written again, and the slices' capacity
+// ends where they do; the caller must not modify them. It is for
+// whoever writes the fill to keep its body without a second copy (the
+// edge's cache store, issue #14). from and to must lie within what was
+// written; otherwise Bytes returns dst unchanged.
+func (w *Fill) Bytes(dst [][]byte, from, to int64) [][]byte {
+	f := w.f
+	f.mu.Lock()
+	size, chunks := f.size, f.chunks
+	f.mu.Unlock()
+	if from < 0 || from > to || to > size {
+		return dst
+	}
+	for from < to {
+		idx, off := int(from/chunkSize), int(from%chunkSize)
+		end := int(min(int64(chunkSize), to-int64(idx)*chunkSize))
+		dst = append(dst, chunks[idx][off:end:end])
+		from += int64(end - off)
+	}
+	return dst
 }
 
 // Result is one caller's view of a fill.

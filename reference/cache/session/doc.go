@@ -68,6 +68,10 @@
 //     Other statuses are sent as stored. A body that fails midway is
 //     truncated visibly and never committed (COL-7); one that fails before
 //     the header went out is a 502/504 with its reason (edge's errors.go).
+//   - memory: a fill's body is held once. The store gets the collapse
+//     fill's own buffers (pump: collapse.Fill.Bytes, store.Adopt), each
+//     whole one when it is full and the trimmed rest at the end, not a
+//     copy.
 //   - limits: a fill nobody is attached to any more stops after one
 //     chunk's worth of body, and fills in flight are bounded (the collapse
 //     Group edge builds, fills.go): a miss past the bound is a 503.

@@ -53,7 +53,11 @@ func (c *Cache) beginEntry(key string, meta []byte, size int64) store.Writer {
 
 // pump streams body into the fill and, while it stays within limit bytes
 // (limit < 0: any), into sw (nil: not stored), committing sw only when the
-// body completed (COL-7: a truncated body is never stored).
+// body completed (COL-7: a truncated body is never stored). The store gets
+// the fill's own buffers (collapse.Fill.Bytes, store.Adopt), each whole
+// one as soon as it is full and the rest at the end, so that a memory
+// store keeps the fill's bytes rather than a second copy of them (issue
+// #14).
 func (c *Cache) pump(body io.Reader, fw *collapse.Fill, sw store.Writer, limit int64) error {
 	if sw != nil {
 		defer func() {
@@ -64,27 +68,38 @@ func (c *Cache) pump(body io.Reader, fw *collapse.Fill, sw store.Writer, limit i
 	}
 	buf := c.buffer()
 	defer c.bufs.Put(buf)
-	var n int64
+	var n, stored int64 // bytes read; bytes handed to sw
+	var views [][]byte
+	keep := func(to int64) bool { // hands sw the bytes [stored, to)
+		views = fw.Bytes(views[:0], stored, to)
+		for _, v := range views {
+			if _, err := store.Adopt(sw, v); err != nil {
+				return false
+			}
+			stored += int64(len(v))
+		}
+		return stored == to
+	}
 	for {
 		m, rerr := body.Read(*buf)
 		if m > 0 {
-			p := (*buf)[:m]
-			if _, err := fw.Write(p); err != nil {
+			if _, err := fw.Write((*buf)[:m]); err != nil {
 				return err
 			}
 			n += int64(m)
 			if sw != nil {
-				if limit >= 0 && n > limit {
+				switch {
+				case limit >= 0 && n > limit:
 					sw.Abort()
 					sw = nil
-				} else if _, err := sw.Write(p); err != nil {
+				case n-stored >= collapse.ChunkSize && !keep(n-n%collapse.ChunkSize):
 					sw.Abort()
 					sw = nil
 				}
 			}
 		}
 		if rerr == io.EOF {
-			if sw != nil {
+			if sw != nil && keep(n) {
 				_ = sw.Commit() // a failed Commit only means "not stored"
 				sw = nil
 			}

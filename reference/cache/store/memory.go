@@ -146,14 +146,22 @@ func (w *memWriter) drop() {
 	w.held = 0
 }
 
+// hold admits n more bytes and reserves them in the store.
+func (w *memWriter) hold(n int) error {
+	if err := w.admit(n, int64(len(w.meta)+len(w.key)), w.m.max); err != nil {
+		return w.fail(err)
+	}
+	if err := w.m.reserve(w.key, int64(n)); err != nil {
+		return w.fail(err)
+	}
+	w.held += int64(n)
+	return nil
+}
+
 func (w *memWriter) Write(p []byte) (int, error) {
-	if err := w.admit(len(p), int64(len(w.meta)+len(w.key)), w.m.max); err != nil {
-		return 0, w.fail(err)
+	if err := w.hold(len(p)); err != nil {
+		return 0, err
 	}
-	if err := w.m.reserve(w.key, int64(len(p))); err != nil {
-		return 0, w.fail(err)
-	}
-	w.held += int64(len(p))
 	next := w.size + int64(len(p))
 	n := len(p)
 	for len(p) > 0 {
@@ -169,6 +177,22 @@ func (w *memWriter) Write(p []byte) (int, error) {
 	}
 	w.size = next
 	return n, nil
+}
+
+// Adopt is Write that keeps p as the entry's next chunk, not a copy, when
+// p is one whole chunk (chunkSize bytes) and the entry so far is whole
+// chunks; otherwise it copies, as Write. The kept slice's capacity is cut
+// to its length, so no later Write can append into it.
+func (w *memWriter) Adopt(p []byte) (int, error) {
+	if len(p) != chunkSize || w.size%chunkSize != 0 {
+		return w.Write(p)
+	}
+	if err := w.hold(len(p)); err != nil {
+		return 0, err
+	}
+	w.chunks = append(w.chunks, p[:len(p):len(p)])
+	w.size += int64(len(p))
+	return len(p), nil
 }
 
 func (w *memWriter) Commit() error {

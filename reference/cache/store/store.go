@@ -72,6 +72,24 @@ type Writer interface {
 	Abort()
 }
 
+// Adopter is a Writer that can keep the caller's bytes instead of copying
+// them (issue #14: a fill's body is then held once, by the fill and the
+// store together). Adopt is Write for a p that nobody will modify again;
+// the writer may keep p itself. Callers use [Adopt], which falls back to
+// Write.
+type Adopter interface {
+	Adopt(p []byte) (int, error)
+}
+
+// Adopt writes p to w, through [Adopter] when w is one: p must then
+// never be modified again.
+func Adopt(w Writer, p []byte) (int, error) {
+	if a, ok := w.(Adopter); ok {
+		return a.Adopt(p)
+	}
+	return w.Write(p)
+}
+
 // Reader reads one committed entry. ReadAt may be called concurrently;
 // Read and Seek share an offset and are for one goroutine at a time.
 type Reader interface {
