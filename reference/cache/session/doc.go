@@ -71,7 +71,8 @@
 //   - memory: a fill's body is held once. The store gets the collapse
 //     fill's own buffers (pump: collapse.Fill.Bytes, store.Adopt), each
 //     whole one when it is full and the trimmed rest at the end, not a
-//     copy.
+//     copy; a revalidated entry is re-committed over the stored buffers
+//     (store.Bodied).
 //   - limits: a fill nobody is attached to any more stops after one
 //     chunk's worth of body, and fills in flight are bounded (the collapse
 //     Group edge builds, fills.go): a miss past the bound is a 503.

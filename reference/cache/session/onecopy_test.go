@@ -86,3 +86,65 @@ func TestFillKeepsOneCopy(t *testing.T) {
 		t.Fatalf("%d fills for %d objects", got, len(sizes))
 	}
 }
+
+// A revalidated entry (no-cache, the origin answers 304: CCH-4) is
+// re-committed with its refreshed metadata over the stored body itself,
+// not a copy of it (restore through store.Bodied and store.Adopt, issue
+// #14), and still serves the same bytes.
+func TestRevalidationSharesTheBody(t *testing.T) {
+	const size = 16 * collapse.ChunkSize
+	body := make([]byte, size)
+	for i := range body {
+		body[i] = byte(i*7 + i>>12)
+	}
+	var revalidated atomic.Int64
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("Etag", `"v1"`)
+		if r.Header.Get("If-None-Match") == `"v1"` {
+			revalidated.Add(1)
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+	}))
+	defer origin.Close()
+	g := collapse.New(context.Background())
+	t.Cleanup(func() { g.Close() })
+	c := New(store.NewMemory(32<<20), g, "n", slog.New(slog.DiscardHandler))
+	var fills atomic.Int64
+	read := func(want string) uint64 {
+		t.Helper()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		a := lookup(c, "GET", origin.URL, "/o", "", &fills)
+		if _, err := io.Copy(io.Discard, a.Body); err != nil {
+			t.Fatalf("%s: %v", want, err)
+		}
+		a.Close()
+		runtime.ReadMemStats(&ms)
+		if a.Status != http.StatusOK {
+			t.Fatalf("%s: status %d", want, a.Status)
+		}
+		return ms.TotalAlloc - before
+	}
+	read("the miss")
+	for i := range 3 {
+		alloc := read("a revalidation")
+		t.Logf("revalidation %d allocated %d bytes for a %d-byte body", i+1, alloc, size)
+		if alloc > size/4 {
+			t.Errorf("revalidation %d allocated %d bytes for a %d-byte body: the body was copied", i+1, alloc, size)
+		}
+	}
+	if got := revalidated.Load(); got != 3 {
+		t.Fatalf("%d revalidations answered 304, want 3", got)
+	}
+	a := lookup(c, "GET", origin.URL, "/o", "", &fills)
+	got, err := io.ReadAll(a.Body)
+	a.Close()
+	if err != nil || !bytes.Equal(got, body) {
+		t.Fatalf("after revalidating, %d bytes (%v), not the body", len(got), err)
+	}
+}

@@ -9,8 +9,8 @@ import (
 )
 
 // restore re-commits a revalidated entry with its refreshed metadata (a
-// chunked manifest has no body; a whole object's body is copied from the
-// stored entry if it is still the same version: CCH-4).
+// chunked manifest has no body; a whole object's body is the stored
+// entry's, shared or copied, if it is still the same version: CCH-4).
 func (c *Cache) restore(key string, stale *entry.Meta, m entry.Meta) {
 	if m.Chunked {
 		if w := c.beginEntry(key, entry.Encode(m), 0); w != nil {
@@ -31,11 +31,28 @@ func (c *Cache) restore(key string, stale *entry.Meta, m entry.Meta) {
 	if w == nil {
 		return
 	}
-	if _, err := io.Copy(w, io.NewSectionReader(rd, 0, rd.Size())); err != nil {
+	if err := copyBody(w, rd); err != nil {
 		w.Abort()
 		return
 	}
 	_ = w.Commit()
+}
+
+// copyBody writes rd's body to w: the stored bytes themselves where the
+// store can share them (store.Bodied, store.Adopt: a revalidated entry
+// costs no copy of its body, issue #14), else a copy.
+func copyBody(w store.Writer, rd store.Reader) error {
+	b, ok := rd.(store.Bodied)
+	if !ok {
+		_, err := io.Copy(w, io.NewSectionReader(rd, 0, rd.Size()))
+		return err
+	}
+	for _, p := range b.Body() {
+		if _, err := store.Adopt(w, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // beginEntry starts a store entry, or returns nil if the store refuses.

@@ -120,3 +120,39 @@ func adopt(p []byte) func(Writer) ([]byte, error) {
 func write(p []byte) func(Writer) ([]byte, error) {
 	return func(w Writer) ([]byte, error) { _, err := w.Write(p); return p, err }
 }
+
+// A new entry written from a Memory entry's Body through Adopt shares
+// its whole chunks and copies only the short last one (a revalidated
+// entry re-committed, issue #14), and reads back the same bytes.
+func TestMemoryBodyShared(t *testing.T) {
+	m := NewMemory(1 << 20)
+	t.Cleanup(func() { _ = m.Close() })
+	body := pattern(3, 3*chunkSize+100)
+	put(t, m, "a", []byte("m1"), body, 10000)
+	ra, _ := m.Open("a")
+	defer ra.Close()
+	w, _ := m.Begin("b")
+	w.SetMeta([]byte("m2"))
+	for _, p := range ra.(Bodied).Body() {
+		if _, err := Adopt(w, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	rb, _ := m.Open("b")
+	defer rb.Close()
+	a, b := ra.(Bodied).Body(), rb.(Bodied).Body()
+	if len(a) != 4 || len(b) != 4 {
+		t.Fatalf("%d and %d chunks, want 4 each", len(a), len(b))
+	}
+	for i := range a {
+		if shared := &a[i][0] == &b[i][0]; shared != (i < 3) {
+			t.Errorf("chunk %d (%d bytes): shared %v, want %v", i, len(a[i]), shared, i < 3)
+		}
+	}
+	if meta, got, _ := readAll(t, m, "b"); !bytes.Equal(got, body) || string(meta) != "m2" {
+		t.Fatalf("the new entry holds %d bytes and meta %q, not the body and m2", len(got), meta)
+	}
+}

@@ -234,6 +234,9 @@ func (r *memReader) Note() any     { return r.e.note.get() }
 func (r *memReader) SetNote(v any) { r.e.note.set(v) }
 func (r *memReader) Size() int64   { return r.e.size }
 
+// Body is the entry's chunks: each chunkSize long but the last (Bodied).
+func (r *memReader) Body() [][]byte { return r.e.chunks }
+
 func (r *memReader) ReadAt(p []byte, off int64) (int, error) {
 	if r.closed.Load() {
 		return 0, ErrClosed

@@ -90,6 +90,15 @@ func Adopt(w Writer, p []byte) (int, error) {
 	return w.Write(p)
 }
 
+// Bodied is a Reader that can give its entry's body as the store holds
+// it, so that a new entry of the same bytes can share them ([Adopt])
+// rather than copy them (a revalidated entry re-committed with new
+// metadata: issue #14). The slices are never modified; the caller must
+// not modify them either.
+type Bodied interface {
+	Body() [][]byte
+}
+
 // Reader reads one committed entry. ReadAt may be called concurrently;
 // Read and Seek share an offset and are for one goroutine at a time.
 type Reader interface {
