@@ -24,6 +24,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/fetch"
+	"github.com/edgeconform/edgeconform/reference/h1serve"
 	"github.com/edgeconform/edgeconform/reference/headervars"
 	"github.com/edgeconform/edgeconform/reference/receive"
 	"github.com/edgeconform/edgeconform/reference/routing"
@@ -127,7 +128,7 @@ func (s *Server) serveCached(v *visit) bool {
 		return true
 	}
 	defer a.Close()
-	if a.Age != "" {
+	if a.Age != "" && a.Kind != session.Ranged { // serveRanged sets its own
 		v.w.Header()["Age"] = x.vals.one(0, a.Age)
 	}
 	switch a.Kind {
@@ -200,6 +201,18 @@ func (s *Server) serveRanged(v *visit, a *session.Answer, x *cachedVisit) {
 	r := v.r
 	x.content = recordingReader{ReadSeeker: a.Body}
 	content := &x.content
+	x.sw = statusWriter{ResponseWriter: v.w, src: streamingOf(a.Body)}
+	sw := &x.sw
+	memo := renderable(v, a)
+	if memo {
+		if rh := rendered(v, a); rh != nil && s.serveRendered(sw, rh, a.Age, content) {
+			s.endRanged(v, sw, content)
+			return
+		}
+	}
+	if a.Age != "" {
+		v.w.Header()["Age"] = x.vals.one(0, a.Age)
+	}
 	s.prepareHead(v, a.Header, a.ClientCC)
 	if a.Unstorable != "" && r.Header.Get(shield.TierHeader) != "" {
 		v.w.Header().Set(shield.UncacheableHeader, a.Unstorable)
@@ -208,11 +221,19 @@ func (s *Server) serveRanged(v *visit, a *session.Answer, x *cachedVisit) {
 		v.w.Header()["Content-Type"] = nil // no sniffing: the origin sent none
 	}
 	modTime, _ := httpdate.Parse(a.Header.Get("Last-Modified"))
-	x.sw = statusWriter{ResponseWriter: v.w, src: streamingOf(a.Body)}
-	sw := &x.sw
-	if !plainRequest(r) || !s.serveWhole(sw, r, modTime, content, &x.vals) {
+	var keep func(http.Header)
+	if memo {
+		keep = func(h http.Header) { remember(v, a, h) }
+	}
+	if !plainRequest(r) || !s.serveWhole(sw, r, modTime, content, &x.vals, keep) {
 		http.ServeContent(sw, r, "", modTime, content)
 	}
+	s.endRanged(v, sw, content)
+}
+
+// endRanged ends serveRanged's answer: a failure before anything was sent
+// is answered, one after it truncates visibly.
+func (s *Server) endRanged(v *visit, sw *statusWriter, content *recordingReader) {
 	if content.err != nil && content.err != io.EOF && !sw.sent {
 		// Nothing went out: answer the failure (issue #12 item 7).
 		s.failBeforeHead(v, "reading the object", content.err)
@@ -251,7 +272,7 @@ func plainRequest(r *http.Request) bool {
 // response): the body goes through a pooled buffer. It reports false,
 // having written nothing, when content's size cannot be had or w's
 // Content-Type is unset (ServeContent would sniff it).
-func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time, content io.ReadSeeker, vals *headValues) bool {
+func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time, content io.ReadSeeker, vals *headValues, keep func(http.Header)) bool {
 	h := w.Header()
 	if _, ok := h["Content-Type"]; !ok {
 		return false
@@ -271,12 +292,37 @@ func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time,
 	if h.Get("Content-Encoding") == "" {
 		h["Content-Length"] = vals.one(3, strconv.FormatInt(size, 10))
 	}
+	if keep != nil {
+		keep(h) // the head is complete: the next hits send it rendered
+	}
 	w.WriteHeader(http.StatusOK)
 	if r.Method == http.MethodHead {
 		return true
 	}
+	s.sendWhole(w, content, size)
+	return true
+}
+
+// serveRendered answers a plain GET hit with the entry's rendered head rh
+// (rendered.go) and the whole body; false if the body's size cannot be
+// had, before anything was sent.
+func (s *Server) serveRendered(w *statusWriter, rh *renderedHead, age string, content io.ReadSeeker) bool {
+	size, err := content.Seek(0, io.SeekEnd)
+	if err != nil || size < 0 {
+		return false
+	}
+	if _, err := content.Seek(0, io.SeekStart); err != nil {
+		return false
+	}
+	w.status, w.fields, w.fieldValue = http.StatusOK, rh.fields, age
+	s.sendWhole(w, content, size)
+	return true
+}
+
+// sendWhole writes content's size bytes to w.
+func (s *Server) sendWhole(w *statusWriter, content io.ReadSeeker, size int64) {
 	if rr, ok := content.(*recordingReader); ok && rr.writeStored(w) {
-		return true // the stored bytes as they lie, no copy
+		return // the stored bytes as they lie, no copy
 	}
 	buf := s.buffer()
 	defer s.bufs.Put(buf)
@@ -292,7 +338,6 @@ func (s *Server) serveWhole(w *statusWriter, r *http.Request, modTime time.Time,
 			break
 		}
 	}
-	return true
 }
 
 // headValues backs the one-value fields the cache path sets on a
@@ -378,6 +423,10 @@ type statusWriter struct {
 	status int
 	sent   bool // the header was passed on
 	n      int64
+	// fields, when set, are the head to send (h1serve.FieldsWriter)
+	// instead of the header map (serveRendered).
+	fields     *h1serve.Fields
+	fieldValue string
 }
 
 // streaming is implemented by bodies whose bytes may still be arriving
@@ -406,6 +455,9 @@ func (w *statusWriter) commit() {
 	w.sent = true
 	if w.status == 0 {
 		w.status = http.StatusOK
+	}
+	if fw, ok := w.ResponseWriter.(h1serve.FieldsWriter); ok && w.fields != nil && fw.WriteFields(w.status, w.fields, w.fieldValue) {
+		return
 	}
 	w.ResponseWriter.WriteHeader(w.status)
 }

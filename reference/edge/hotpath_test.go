@@ -117,7 +117,7 @@ func TestServeWholeIsServeContent(t *testing.T) {
 			maps.Copy(got.Header(), tc.header)
 			http.ServeContent(want, req, "", tc.modTime, strings.NewReader(tc.body))
 			sw := &statusWriter{ResponseWriter: got}
-			if !srv.serveWhole(sw, req, tc.modTime, strings.NewReader(tc.body), new(headValues)) {
+			if !srv.serveWhole(sw, req, tc.modTime, strings.NewReader(tc.body), new(headValues), nil) {
 				t.Fatal("serveWhole declined")
 			}
 			sw.commit()
@@ -128,7 +128,7 @@ func TestServeWholeIsServeContent(t *testing.T) {
 		})
 	}
 	// Without a Content-Type field ServeContent sniffs: serveWhole declines.
-	if srv.serveWhole(&statusWriter{ResponseWriter: httptest.NewRecorder()}, httptest.NewRequest("GET", "/", nil), lm, strings.NewReader("x"), new(headValues)) {
+	if srv.serveWhole(&statusWriter{ResponseWriter: httptest.NewRecorder()}, httptest.NewRequest("GET", "/", nil), lm, strings.NewReader("x"), new(headValues), nil) {
 		t.Error("serveWhole answered a response whose type ServeContent would sniff")
 	}
 	for _, h := range []string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"} {

@@ -306,8 +306,10 @@ func (c *conn) finishRequest() bool {
 
 // closing reports whether the response must end the connection (decided
 // when its head goes out).
-func (c *conn) closing(w *response) bool {
-	return c.reqClose || c.srv.shutting.Load() || hasToken(w.header["Connection"], "close")
+// closing says whether the connection ends after this response; asked
+// says the response's Connection field has close.
+func (c *conn) closing(asked bool) bool {
+	return c.reqClose || c.srv.shutting.Load() || asked
 }
 
 // sendContinue answers Expect: 100-continue at the body's first read

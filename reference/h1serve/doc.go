@@ -37,7 +37,10 @@
 // reused, else closed; Content-Type sniffed as net/http does. Writes are
 // buffered (8 KiB); one that overflows the buffer goes out with it in one
 // gathered write (writev), so a head and a large body cost one system
-// call.
+// call. A handler that sends the same fields in many responses may
+// render them once (Render) and send them through FieldsWriter, with one
+// field's value given per response (the edge's cache hits, with Age):
+// the bytes are those the header map would give, without the map.
 //
 // A request's context is cancelled when the handler returns, when a write
 // to the client fails, and when the client goes away while something

@@ -29,6 +29,10 @@ type response struct {
 	close   bool // close the connection after this response
 	err     error
 	buf     []byte // body bytes before the head goes out
+	// fields, when set (WriteFields), are the head's fields instead of
+	// header's, with fieldValue as the value of the one they lack.
+	fields     *Fields
+	fieldValue string
 }
 
 func (w *response) Header() http.Header { return w.header }
@@ -187,7 +191,17 @@ func (w *response) writeHead(done bool, next []byte) {
 	defer w.c.cmu.Unlock()
 	w.c.headSent = true
 	h := w.header
-	if w.c.closing(w) {
+	hasType, hasTE, hasDate := false, false, false
+	connClose, connKeep := false, false
+	if f := w.fields; f != nil {
+		hasType, hasTE, hasDate, connClose, connKeep = f.contentType, f.te, f.date, f.close, f.keep
+	} else {
+		_, hasType = h["Content-Type"]
+		_, hasDate = h["Date"]
+		hasTE = h.Get("Transfer-Encoding") != ""
+		connClose, connKeep = hasToken(h["Connection"], "close"), hasToken(h["Connection"], "keep-alive")
+	}
+	if w.c.closing(connClose) {
 		w.close = true
 	}
 	bw := w.c.bw
@@ -197,7 +211,7 @@ func (w *response) writeHead(done bool, next []byte) {
 		if len(sniff) == 0 {
 			sniff = next
 		}
-		if _, ok := h["Content-Type"]; !ok && len(sniff) > 0 && h.Get("Transfer-Encoding") == "" {
+		if !hasType && len(sniff) > 0 && !hasTE {
 			bw.WriteString("Content-Type: ")
 			bw.WriteString(http.DetectContentType(sniff))
 			bw.WriteString("\r\n")
@@ -217,18 +231,24 @@ func (w *response) writeHead(done bool, next []byte) {
 	default:
 		w.close = true // HTTP/1.0: the end of the body is the connection's
 	}
-	if _, ok := h["Date"]; !ok {
+	if !hasDate {
 		bw.WriteString("Date: ")
 		bw.Write(w.c.srv.date())
 		bw.WriteString("\r\n")
 	}
 	switch {
-	case w.close && !hasToken(h["Connection"], "close"):
+	case w.close && !connClose:
 		bw.WriteString("Connection: close\r\n")
-	case !w.close && w.req.ProtoMinor == 0 && !hasToken(h["Connection"], "keep-alive"):
+	case !w.close && w.req.ProtoMinor == 0 && !connKeep:
 		bw.WriteString("Connection: keep-alive\r\n")
 	}
-	w.writeFields()
+	if f := w.fields; f != nil {
+		bw.Write(f.before)
+		writeField(bw, f.name, w.fieldValue)
+		bw.Write(f.after)
+	} else {
+		w.writeFields()
+	}
 	bw.WriteString("\r\n")
 }
 
@@ -239,26 +259,41 @@ func (w *response) writeFields() {
 	for k := range w.header {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
 	bw := w.c.bw
-	for _, k := range keys {
-		if k == "Transfer-Encoding" || !httpguts.ValidHeaderFieldName(k) {
-			continue
-		}
+	for _, k := range sortedFields(keys) {
 		if k == "Content-Length" && (w.noBody && w.req.Method != http.MethodHead && w.status != http.StatusNotModified) {
 			continue
 		}
 		for _, v := range w.header[k] {
-			if strings.ContainsAny(v, "\r\n") {
-				v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
-			}
-			bw.WriteString(k)
-			bw.WriteString(": ")
-			bw.WriteString(strings.TrimSpace(v))
-			bw.WriteString("\r\n")
+			writeField(bw, k, v)
 		}
 	}
 	w.c.keys = keys[:0]
+}
+
+// writeField writes the field line "k: v", v trimmed, its CR and LF as
+// spaces.
+func writeField(out interface{ WriteString(string) (int, error) }, k, v string) {
+	if strings.ContainsAny(v, "\r\n") {
+		v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
+	}
+	out.WriteString(k)
+	out.WriteString(": ")
+	out.WriteString(strings.TrimSpace(v))
+	out.WriteString("\r\n")
+}
+
+// sortedFields sorts keys in place and returns those writeFields writes:
+// not Transfer-Encoding (the writer's own), no invalid name.
+func sortedFields(keys []string) []string {
+	slices.Sort(keys)
+	out := keys[:0]
+	for _, k := range keys {
+		if k != "Transfer-Encoding" && httpguts.ValidHeaderFieldName(k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // statusLine is "HTTP/1.x code text\r\n".

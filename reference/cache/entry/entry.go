@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/cache/store"
@@ -63,21 +64,55 @@ func ChunkKey(key string, i int64) string { return key + "\x00chunk " + strconv.
 // no JSON decoding. Callers must not modify it (they copy the struct and
 // replace, never change, its Header).
 func Decode(rd store.Reader) (*Meta, error) {
+	m, _, err := DecodeMemo(rd)
+	return m, err
+}
+
+// DecodeMemo is Decode with the entry's Memo: nil when the store keeps
+// no note beside its entries.
+func DecodeMemo(rd store.Reader) (*Meta, *Memo, error) {
 	n, noted := rd.(store.Noted)
 	if noted {
-		if m, ok := n.Note().(*Meta); ok {
-			return m, nil
+		if d, ok := n.Note().(*decoded); ok {
+			return &d.meta, &d.memo, nil
 		}
 	}
-	m := &Meta{}
-	if err := json.Unmarshal(rd.Meta(), m); err != nil {
-		return nil, fmt.Errorf("decoding a cache entry's metadata: %w", err)
+	d := &decoded{}
+	if err := json.Unmarshal(rd.Meta(), &d.meta); err != nil {
+		return nil, nil, fmt.Errorf("decoding a cache entry's metadata: %w", err)
 	}
-	if noted {
-		n.SetNote(m)
+	if !noted {
+		return &d.meta, nil, nil
 	}
-	return m, nil
+	n.SetNote(d)
+	return &d.meta, &d.memo, nil
 }
+
+// decoded is the note a store keeps beside an entry.
+type decoded struct {
+	meta Meta
+	memo Memo
+}
+
+// Memo is a slot beside one stored entry's decoded metadata, for what a
+// caller derives from the entry and would otherwise derive again on every
+// hit (the edge keeps the response fields it renders: issue #14). It
+// lives as long as the entry; a replaced entry has a new, empty one. Its
+// methods are safe for concurrent use.
+type Memo struct{ v atomic.Pointer[memoValue] }
+
+type memoValue struct{ v any }
+
+// Load returns what was last stored, or nil.
+func (m *Memo) Load() any {
+	if p := m.v.Load(); p != nil {
+		return p.v
+	}
+	return nil
+}
+
+// Store keeps v, replacing what was there.
+func (m *Memo) Store(v any) { m.v.Store(&memoValue{v}) }
 
 // Encode is m as a store entry's metadata.
 func Encode(m Meta) []byte {

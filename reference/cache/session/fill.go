@@ -311,7 +311,7 @@ func (b *handedBody) Close() error {
 
 // freshEntry reports whether key has a fresh entry for req's variant.
 func (c *Cache) freshEntry(pol *policy.Policy, key string, req *http.Request) bool {
-	m, rd := c.open(pol, key, req)
+	m, _, rd := c.open(pol, key, req)
 	if m == nil {
 		return false
 	}

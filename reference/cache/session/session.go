@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/edgeconform/edgeconform/reference/cache/collapse"
+	"github.com/edgeconform/edgeconform/reference/cache/entry"
 	"github.com/edgeconform/edgeconform/reference/cache/policy"
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 	"github.com/edgeconform/edgeconform/reference/fetch"
@@ -97,6 +98,9 @@ type Answer struct {
 	Size       int64       // -1: unknown
 	Body       io.ReadSeeker
 	Unstorable string // why a child tier must not store it (shield.UncacheableHeader)
+	// Memo is the stored entry's memo on a fresh hit (entry.Memo: the
+	// edge keeps the fields it renders for the entry there), else nil.
+	Memo *entry.Memo
 
 	Err    error  // Failed
 	What   string // Failed: what was being done

@@ -78,11 +78,12 @@ func (s *session) release() {
 // object is filled, except for a HEAD, which never fills a GET entry.
 func stpLookup(s *session) step {
 	r := s.req.HTTP
-	s.p.stale, s.p.staleRd = s.c.open(s.req.Policy, s.req.Key, r)
+	var memo *entry.Memo
+	s.p.stale, memo, s.p.staleRd = s.c.open(s.req.Policy, s.req.Key, r)
 	fwd := "miss"
 	if s.p.stale != nil {
 		if age, ok := fresh(s.p.stale); ok {
-			s.a.Cache, s.a.Member = "hit", s.c.hit
+			s.a.Cache, s.a.Member, s.a.Memo = "hit", s.c.hit, memo
 			s.a.Age = strconv.FormatInt(int64(age/time.Second), 10)
 			s.p.m, s.p.rd = s.p.stale, s.p.staleRd
 			return stpDeliver
@@ -304,24 +305,25 @@ func (s *session) fail(what string, err error) step {
 	return nil
 }
 
-// open opens key's entry for r's variant, or returns nil (a miss).
-func (c *Cache) open(pol *policy.Policy, key string, r *http.Request) (*entry.Meta, store.Reader) {
+// open opens key's entry for r's variant, or returns nil (a miss), with
+// the entry's memo (entry.DecodeMemo).
+func (c *Cache) open(pol *policy.Policy, key string, r *http.Request) (*entry.Meta, *entry.Memo, store.Reader) {
 	rd, ok := c.store.Open(key)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
-	m, err := entry.Decode(rd)
+	m, memo, err := entry.DecodeMemo(rd)
 	if err != nil {
 		rd.Close()
-		return nil, nil
+		return nil, nil, nil
 	}
 	if len(m.Vary) > 0 {
 		if vk, ok := pol.VaryKey(key, m.Vary, r); !ok || vk != m.Variant {
 			rd.Close()
-			return nil, nil
+			return nil, nil, nil
 		}
 	}
-	return m, rd
+	return m, memo, rd
 }
 
 // fresh reports the entry's current age and whether it may be used
