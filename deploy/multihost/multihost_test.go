@@ -367,8 +367,9 @@ func testRecovery(ctx context.Context, t *testing.T, topo *multihost.Topology) {
 	if usable != after || all != after {
 		t.Errorf("shield: attempts after the primary returned %v, want %d usable primary attempts and nothing else", per, after)
 	}
-	// What the primary's kernel had buffered while it was away arrives
-	// late: the stalled requests' retransmissions (evidence only).
+	// The request the shield wrote on its pooled connection while the
+	// primary was away may still arrive by TCP retransmission, though the
+	// connection was retired (evidence only).
 	late := originRequests(ctx, t, primary, "/fo/during-")
 	t.Logf("the primary journaled %d requests from while it was away, delivered late by TCP retransmission", len(late))
 }

@@ -3,11 +3,13 @@ package upstream
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/net/http2"
 )
@@ -37,8 +39,8 @@ type h2Conn struct {
 
 	mu      sync.Mutex
 	cc      *http2.ClientConn
-	nc      net.Conn // cc's connection
-	dialing *h2Dial  // the dial in flight, shared by all who need it
+	nc      *countedConn // cc's connection
+	dialing *h2Dial      // the dial in flight, shared by all who need it
 
 	// openMu guards open and closed; it is taken under mu, never the other
 	// way round: a connection's Close, which x/net calls from its own
@@ -52,7 +54,7 @@ type h2Conn struct {
 type h2Dial struct {
 	done chan struct{}
 	cc   *http2.ClientConn
-	nc   net.Conn
+	nc   *countedConn
 	err  error
 	// canceled: the dial failed because its dialler's context ended, which
 	// says nothing about the origin; a waiter with time left dials again.
@@ -72,6 +74,9 @@ func newH2Conn(t *http2.Transport, maxConns int, dial func(ctx context.Context) 
 // unusable before the request was sent (closed meanwhile, or GOAWAY while
 // the request waited for a stream): nothing reached the origin, so that is
 // not an attempt.
+//
+// A connection that sent nothing back while an attempt on it waited out
+// its connectTimeout is not given new requests (see silent).
 func (h *h2Conn) RoundTrip(req *http.Request) (*http.Response, error) {
 	for tries := 0; ; tries++ {
 		cc, nc, reused, err := h.conn(req.Context())
@@ -81,13 +86,34 @@ func (h *h2Conn) RoundTrip(req *http.Request) (*http.Response, error) {
 		if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
 			trace.GotConn(httptrace.GotConnInfo{Conn: nc, Reused: reused})
 		}
+		reads := nc.reads.Load()
 		resp, err := cc.RoundTrip(req)
 		if err != nil && tries < 3 && err.Error() == errUnusable {
 			h.forget(cc)
 			continue
 		}
+		if err != nil && silent(req.Context(), nc, reads) {
+			h.forget(cc)
+			cc.SetDoNotReuse() // closes once its last stream ends
+		}
 		return resp, err
 	}
+}
+
+// silent reports whether an attempt that failed was cut by its connect
+// timeout (TMO-1: no response headers in connectTimeout) on a connection
+// that received nothing at all meanwhile, reads being the connection's
+// read count when the attempt took it. Such a connection may lead nowhere:
+// the origin went away without a FIN or RST (a host or a network path
+// gone), and TCP only retransmits into the void, backing off. Left current,
+// it would take every next request of a returned origin too, each waiting
+// for the next retransmission (seconds) instead of a fresh connect
+// (deploy/multihost's recovery test caught that). A connection that read
+// anything meanwhile is alive, its origin just slow on this request, and
+// stays. An attempt cut for another reason (the client gone) says nothing
+// about the connection.
+func silent(ctx context.Context, nc *countedConn, reads uint64) bool {
+	return errors.Is(context.Cause(ctx), ErrConnectTimeout) && nc.reads.Load() == reads
 }
 
 // errUnusable is x/net's error (unexported) for a request refused by a
@@ -110,7 +136,7 @@ func (h *h2Conn) forget(cc *http2.ClientConn) {
 // whose dialler gave up (its context ended) dials again itself, so a slow
 // or abandoned dial never decides another request's outcome beyond that
 // request's own deadline.
-func (h *h2Conn) conn(ctx context.Context) (cc *http2.ClientConn, nc net.Conn, reused bool, err error) {
+func (h *h2Conn) conn(ctx context.Context) (cc *http2.ClientConn, nc *countedConn, reused bool, err error) {
 	for {
 		h.mu.Lock()
 		if h.cc != nil && h.cc.ReserveNewRequest() {
@@ -173,7 +199,7 @@ func (h *h2Conn) conn(ctx context.Context) (cc *http2.ClientConn, nc net.Conn, r
 
 // newConn dials and starts an h2 connection whose close is counted (a
 // failed dial counts as closed at once).
-func (h *h2Conn) newConn(ctx context.Context) (*http2.ClientConn, net.Conn, error) {
+func (h *h2Conn) newConn(ctx context.Context) (*http2.ClientConn, *countedConn, error) {
 	raw, err := h.dial(ctx)
 	if err != nil {
 		h.connClosed()
@@ -226,6 +252,15 @@ type countedConn struct {
 	net.Conn
 	once    sync.Once
 	onClose func()
+	reads   atomic.Uint64 // reads that returned bytes
+}
+
+func (c *countedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.reads.Add(1)
+	}
+	return n, err
 }
 
 func (c *countedConn) Close() error {
