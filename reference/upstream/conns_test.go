@@ -160,6 +160,43 @@ func TestIdleConnectionsClosed(t *testing.T) {
 	}
 }
 
+// The h2 idle timer closes only an idle connection: one carrying a stream
+// longer than the idle timeout stays, and so does one whose requests come
+// closer together than that; it closes once it has been idle that long.
+func TestH2BusyConnectionNotClosedIdle(t *testing.T) {
+	const idle = 300 * time.Millisecond
+	e := startEmu(t)
+	c := New(Options{RootCAs: e.CA().Pool(), Resolve: map[string]string{"origin.test": "127.0.0.1"},
+		Logger: slog.New(slog.DiscardHandler), IdleTimeout: idle})
+	t.Cleanup(c.Close)
+	tgt := target(t, e, config.ProtocolHTTP2, "h2", "origin.test")
+	if _, err := e.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/busy/slow"}, Unlimited: true,
+		Action: rules.Action{Delay: rules.Duration(3 * idle)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/busy/first", "/busy/slow"} {
+		if _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", path)); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	// Then requests a third of the idle timeout apart, for three times
+	// it: never idle that long, though open far longer.
+	for i := range 9 {
+		time.Sleep(idle / 3)
+		if _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", fmt.Sprintf("/busy/next-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := time.Now()
+	if conns := e.Journal().Query(journal.Query{Listener: "h2"}).Conns; len(conns) != 1 || !conns[0].Closed.IsZero() {
+		t.Fatalf("%d connections (%+v), want 1, still open: a stream longer than the idle timeout keeps it", len(conns), conns)
+	}
+	conns := waitClosed(t, e, "h2", 1, idle+5*time.Second)
+	if d := conns[0].Closed.Sub(last); d < idle/2 {
+		t.Fatalf("closed %v after the last response, before the idle timeout %v", d, idle)
+	}
+}
+
 // Issue #12 item 6: HTTP/1.1 connections to one target are bounded;
 // requests beyond the bound wait for a connection and then succeed.
 func TestHTTP1ConnectionsBounded(t *testing.T) {
@@ -239,7 +276,7 @@ func TestH2OneConnectionAtATime(t *testing.T) {
 		mu                 sync.Mutex
 		open, peak, dialed int
 	)
-	h := newH2Conn(&http2.Transport{}, h2MaxConns, func(ctx context.Context) (net.Conn, error) {
+	h := newH2Conn(&http2.Transport{}, h2MaxConns, DefaultIdleTimeout, func(ctx context.Context) (net.Conn, error) {
 		nc, err := c.dialTLS(ctx, tgt, "h2")
 		if err != nil {
 			return nil, err

@@ -5,11 +5,13 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -32,15 +34,26 @@ import (
 // attempt loop would not count (ATT-3, ATT-4), and, against an origin
 // that refuses every stream, a retry storm that ends in a timeout instead
 // of a connect failure (ATT-5 INT).
+//
+// The current connection is closed once it has carried no stream for idle
+// (our timer, not x/net's IdleConnTimeout: x/net re-arms its idle timer
+// when a closed connection's last stream is forgotten, which kept every
+// closed connection and its buffers reachable for that long; see
+// TestH2ClosedConnectionsCollected).
 type h2Conn struct {
 	t        *http2.Transport // StrictMaxConcurrentStreams: see above
 	dial     func(ctx context.Context) (net.Conn, error)
 	maxConns int
+	idle     time.Duration
 
-	mu      sync.Mutex
-	cc      *http2.ClientConn
-	nc      *countedConn // cc's connection
-	dialing *h2Dial      // the dial in flight, shared by all who need it
+	mu        sync.Mutex
+	cc        *http2.ClientConn
+	nc        *countedConn // cc's connection
+	ccSince   time.Time    // when cc became current
+	dialing   *h2Dial      // the dial in flight, shared by all who need it
+	idleTimer *time.Timer  // armed while there is a current connection
+	reaping   bool         // idleTimer is armed
+	lastEnd   atomic.Int64 // UnixNano when a stream last ended (h2Body)
 
 	// openMu guards open and closed; it is taken under mu, never the other
 	// way round: a connection's Close, which x/net calls from its own
@@ -61,9 +74,60 @@ type h2Dial struct {
 	canceled bool
 }
 
-func newH2Conn(t *http2.Transport, maxConns int, dial func(ctx context.Context) (net.Conn, error)) *h2Conn {
+func newH2Conn(t *http2.Transport, maxConns int, idle time.Duration, dial func(ctx context.Context) (net.Conn, error)) *h2Conn {
 	t.StrictMaxConcurrentStreams = true
-	return &h2Conn{t: t, dial: dial, maxConns: maxConns, closed: make(chan struct{})}
+	t.IdleConnTimeout = 0 // h2Conn's own (see above)
+	h := &h2Conn{t: t, dial: dial, maxConns: maxConns, idle: idle, closed: make(chan struct{})}
+	h.idleTimer = time.AfterFunc(time.Hour, h.reapIdle)
+	h.idleTimer.Stop()
+	return h
+}
+
+// setCurrentLocked makes cc the current connection and arms the idle
+// timer. h.mu must be held.
+func (h *h2Conn) setCurrentLocked(cc *http2.ClientConn, nc *countedConn) {
+	h.cc, h.nc, h.ccSince = cc, nc, time.Now()
+	if !h.reaping && h.idle > 0 {
+		h.reaping = true
+		h.idleTimer.Reset(h.idle)
+	}
+}
+
+// reapIdle is the idle timer: it closes the current connection if it has
+// carried no stream for h.idle, else looks again when it could have.
+func (h *h2Conn) reapIdle() {
+	h.mu.Lock()
+	cc := h.cc
+	if cc == nil {
+		h.reaping = false
+		h.mu.Unlock()
+		return
+	}
+	st := cc.State()
+	since := h.ccSince
+	if end := time.Unix(0, h.lastEnd.Load()); end.After(since) {
+		since = end // x/net's LastIdle is kept only with its own idle timer
+	}
+	idleFor := time.Since(since)
+	switch {
+	case st.Closed || st.Closing:
+		h.cc, h.nc = nil, nil
+		h.reaping = false
+		h.mu.Unlock()
+		return
+	case st.StreamsActive > 0 || st.StreamsReserved > 0:
+		h.idleTimer.Reset(h.idle) // busy: it can be idle long enough no sooner
+		h.mu.Unlock()
+		return
+	case idleFor < h.idle:
+		h.idleTimer.Reset(h.idle - idleFor)
+		h.mu.Unlock()
+		return
+	}
+	h.cc, h.nc = nil, nil // no request takes it from now on
+	h.reaping = false
+	h.mu.Unlock()
+	cc.Close()
 }
 
 // RoundTrip implements http.RoundTripper: exactly one request on the wire.
@@ -92,12 +156,38 @@ func (h *h2Conn) RoundTrip(req *http.Request) (*http.Response, error) {
 			h.forget(cc)
 			continue
 		}
-		if err != nil && silent(req.Context(), nc, reads) {
-			h.forget(cc)
-			cc.SetDoNotReuse() // closes once its last stream ends
+		if err != nil {
+			h.streamEnded()
+			if silent(req.Context(), nc, reads) {
+				h.forget(cc)
+				retire(cc)
+			}
+			return nil, err
 		}
-		return resp, err
+		resp.Body = &h2Body{ReadCloser: resp.Body, h: h}
+		return resp, nil
 	}
+}
+
+func (h *h2Conn) streamEnded() { h.lastEnd.Store(time.Now().UnixNano()) }
+
+// h2Body tells its h2Conn when the stream ended, for the idle timer.
+type h2Body struct {
+	io.ReadCloser
+	h *h2Conn
+}
+
+func (b *h2Body) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.h.streamEnded()
+	}
+	return n, err
+}
+
+func (b *h2Body) Close() error {
+	b.h.streamEnded()
+	return b.ReadCloser.Close()
 }
 
 // silent reports whether an attempt that failed was cut by its connect
@@ -182,7 +272,7 @@ func (h *h2Conn) conn(ctx context.Context) (cc *http2.ClientConn, nc *countedCon
 		h.mu.Lock()
 		h.dialing = nil
 		if d.err == nil {
-			h.cc, h.nc = d.cc, d.nc
+			h.setCurrentLocked(d.cc, d.nc)
 		}
 		reserved := d.err == nil && d.cc.ReserveNewRequest()
 		h.mu.Unlock()
@@ -235,10 +325,19 @@ func (h *h2Conn) CloseIdleConnections() {
 	h.mu.Lock()
 	cc := h.cc
 	h.cc, h.nc = nil, nil
-	h.mu.Unlock()
-	if cc == nil {
-		return
+	if h.reaping {
+		h.reaping = !h.idleTimer.Stop() // a timer firing now finds no connection
 	}
+	h.mu.Unlock()
+	if cc != nil {
+		retire(cc)
+	}
+}
+
+// retire lets cc's streams finish and closes it: now if it carries none
+// (x/net closes a connection it may not reuse only as its last stream
+// ends, which may have been before), else as the last one ends.
+func retire(cc *http2.ClientConn) {
 	cc.SetDoNotReuse()
 	if cc.State().StreamsActive == 0 {
 		cc.Close()
