@@ -164,7 +164,7 @@ func TestIdleConnectionsClosed(t *testing.T) {
 // longer than the idle timeout stays, and so does one whose requests come
 // closer together than that; it closes once it has been idle that long.
 func TestH2BusyConnectionNotClosedIdle(t *testing.T) {
-	const idle = 300 * time.Millisecond
+	const idle = 600 * time.Millisecond // requests idle/3 apart: 400 ms of margin under load
 	e := startEmu(t)
 	c := New(Options{RootCAs: e.CA().Pool(), Resolve: map[string]string{"origin.test": "127.0.0.1"},
 		Logger: slog.New(slog.DiscardHandler), IdleTimeout: idle})
