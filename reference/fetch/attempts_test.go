@@ -105,6 +105,13 @@ func TestDocumentedFailoverScenarios(t *testing.T) {
 		if f.Origin != "b" {
 			t.Errorf("origin %q, want the last one tried", f.Origin)
 		}
+		// LOG-2: each failed attempt names the IP it dialled (the refused
+		// connect, the handshake that failed).
+		for i, a := range f.Attempts {
+			if a.IP != "127.0.0.1" {
+				t.Errorf("attempt %d (%s): origin IP %q, want 127.0.0.1", i+1, a.Outcome, a.IP)
+			}
+		}
 	})
 }
 

@@ -58,12 +58,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/config"
@@ -373,8 +371,6 @@ func (f *fetch) try(ctx context.Context, s step) tried {
 		wait, cause = left, errAttemptsTimeout
 	}
 	actx, cancel := context.WithCancelCause(ctx)
-	var ip ipRecorder
-	actx = httptrace.WithClientTrace(actx, ip.trace())
 	// TMO-3: a timer, not a context deadline, so that the body of a chosen
 	// response outlives it.
 	timer := time.AfterFunc(wait, func() { cancel(cause) })
@@ -387,7 +383,7 @@ func (f *fetch) try(ctx context.Context, s step) tried {
 	if err != nil {
 		err = &upstream.Error{Reason: string(outcome.ProxyConfigurationError), Target: s.target, Err: err}
 	} else {
-		resp, err = f.e.client.RoundTrip(actx, s.target, req)
+		resp, a.IP, err = f.e.client.Do(actx, s.target, req)
 	}
 	if !timer.Stop() && err == nil {
 		// The timer fired as the headers arrived: too late.
@@ -395,7 +391,9 @@ func (f *fetch) try(ctx context.Context, s step) tried {
 		resp, err = nil, &upstream.Error{Reason: string(outcome.HTTPResponseTimeout), ConnectFailure: true, Connected: true, Target: s.target, Cause: context.Cause(actx)}
 	}
 	a.Duration = time.Since(a.Start)
-	a.IP = ip.get()
+	if ue := (*upstream.Error)(nil); errors.As(err, &ue) && ue.IP != "" {
+		a.IP = ue.IP // the one it failed on, or was dialling
+	}
 
 	var out tried
 	if err != nil {
@@ -626,37 +624,4 @@ func (f *fetch) finish() *Result {
 		slog.String("origin", f.res.Origin), slog.Int("attempts", len(f.res.Attempts)), slog.Int("status", f.res.Status),
 		slog.String("proxy_status", string(f.res.Reason)), slog.Int64("latency_ms", time.Since(f.start).Milliseconds()))
 	return f.res
-}
-
-// ipRecorder keeps the IP an attempt dialled or reused.
-type ipRecorder struct {
-	mu sync.Mutex
-	ip string
-}
-
-func (r *ipRecorder) set(addr string) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	r.mu.Lock()
-	r.ip = host
-	r.mu.Unlock()
-}
-
-func (r *ipRecorder) get() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.ip
-}
-
-func (r *ipRecorder) trace() *httptrace.ClientTrace {
-	return &httptrace.ClientTrace{
-		ConnectStart: func(_, addr string) { r.set(addr) },
-		GotConn: func(info httptrace.GotConnInfo) {
-			if info.Conn != nil {
-				r.set(info.Conn.RemoteAddr().String())
-			}
-		},
-	}
 }

@@ -33,6 +33,9 @@ type Error struct {
 	// established (so a timeout was a wait for response headers).
 	Connected bool
 	Target    Target
+	// IP is the origin IP the attempt connected to, or was connecting to
+	// when it failed ("" if it got no further than the name).
+	IP string
 	// Err is the transport's error; Cause the context's cancellation cause,
 	// if the context ended.
 	Err   error

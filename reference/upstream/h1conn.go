@@ -28,6 +28,7 @@ import (
 type h1Conn struct {
 	pool      *h1Pool
 	nc        net.Conn
+	ip        string          // the origin's IP (remoteIP), for the attempt's log
 	raw       syscall.RawConn // the TCP socket, for usable's peek; nil if none
 	br        *bufio.Reader
 	bw        *bufio.Writer
@@ -51,7 +52,7 @@ const (
 )
 
 func newH1Conn(p *h1Pool, nc net.Conn) *h1Conn {
-	pc := &h1Conn{pool: p, nc: nc, br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 4<<10)}
+	pc := &h1Conn{pool: p, nc: nc, ip: remoteIP(nc), br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 4<<10)}
 	tcp := nc
 	if tc, ok := nc.(*tls.Conn); ok {
 		st := tc.ConnectionState()

@@ -39,12 +39,13 @@ func newH1Pool(c *Client, t Target) *h1Pool {
 }
 
 // roundTrip makes one attempt: it never sends the request twice (ATT-3,
-// ATT-4). connected says whether a connection was had (for classify). The
-// request must have been checked (checkH1Request).
-func (p *h1Pool) roundTrip(ctx context.Context, req *http.Request, uri, host string) (*http.Response, bool, error) {
+// ATT-4). connected says whether a connection was had (for classify), ip
+// which origin IP it had. The request must have been checked
+// (checkH1Request).
+func (p *h1Pool) roundTrip(ctx context.Context, req *http.Request, uri, host string) (_ *http.Response, ip string, connected bool, _ error) {
 	pc, reused, err := p.get(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	if trace := httptrace.ContextClientTrace(ctx); trace != nil && trace.GotConn != nil {
 		trace.GotConn(httptrace.GotConnInfo{Conn: pc.nc, Reused: reused, WasIdle: reused})
@@ -60,9 +61,9 @@ func (p *h1Pool) roundTrip(ctx context.Context, req *http.Request, uri, host str
 		if reused {
 			err = fmt.Errorf("on a reused connection: %w", err)
 		}
-		return nil, true, err
+		return nil, pc.ip, true, err
 	}
-	return resp, true, nil
+	return resp, pc.ip, true, nil
 }
 
 // get returns an idle connection, dials one, or waits for one.

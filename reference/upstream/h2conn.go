@@ -142,10 +142,17 @@ func (h *h2Conn) reapIdle() {
 // A connection that sent nothing back while an attempt on it waited out
 // its connectTimeout is not given new requests (see silent).
 func (h *h2Conn) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, _, _, err := h.roundTrip(req)
+	return resp, err
+}
+
+// roundTrip is RoundTrip, which also says which origin IP the request went
+// to (ip) and whether it had a connection (connected, for classify).
+func (h *h2Conn) roundTrip(req *http.Request) (_ *http.Response, ip string, connected bool, _ error) {
 	for tries := 0; ; tries++ {
 		cc, nc, reused, err := h.conn(req.Context())
 		if err != nil {
-			return nil, err
+			return nil, "", false, err
 		}
 		if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
 			trace.GotConn(httptrace.GotConnInfo{Conn: nc, Reused: reused})
@@ -162,10 +169,10 @@ func (h *h2Conn) RoundTrip(req *http.Request) (*http.Response, error) {
 				h.forget(cc)
 				retire(cc)
 			}
-			return nil, err
+			return nil, nc.ip, true, err
 		}
 		resp.Body = &h2Body{ReadCloser: resp.Body, h: h}
-		return resp, nil
+		return resp, nc.ip, true, nil
 	}
 }
 
@@ -295,7 +302,7 @@ func (h *h2Conn) newConn(ctx context.Context) (*http2.ClientConn, *countedConn, 
 		h.connClosed()
 		return nil, nil, err
 	}
-	nc := &countedConn{Conn: raw, onClose: h.connClosed}
+	nc := &countedConn{Conn: raw, onClose: h.connClosed, ip: remoteIP(raw)}
 	cc, err := h.t.NewClientConn(nc)
 	if err != nil {
 		nc.Close() // counted once, whether or not x/net closed it already
@@ -334,14 +341,30 @@ func (h *h2Conn) CloseIdleConnections() {
 	}
 }
 
-// retire lets cc's streams finish and closes it: now if it carries none
-// (x/net closes a connection it may not reuse only as its last stream
-// ends, which may have been before), else as the last one ends.
+// retirePing bounds the PING that tells a retired connection that still
+// counts streams whether the origin is there at all.
+const retirePing = 2 * time.Second
+
+// retire lets cc's streams finish and closes it: now if it carries none,
+// else as the last one ends (x/net closes a connection it may not reuse
+// then, but only if that was after SetDoNotReuse). x/net counts a stream it
+// reset while the connection was silent as active until a PING is answered,
+// which on a dead connection never happens: so a PING decides, within
+// retirePing. Unanswered, the connection is closed (its streams were going
+// nowhere); answered, it is closed if it is idle by then.
 func retire(cc *http2.ClientConn) {
 	cc.SetDoNotReuse()
 	if cc.State().StreamsActive == 0 {
 		cc.Close()
+		return
 	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), retirePing)
+		defer cancel()
+		if err := cc.Ping(ctx); err != nil || cc.State().StreamsActive == 0 {
+			cc.Close()
+		}
+	}()
 }
 
 // countedConn reports its first Close (x/net closes a connection when its
@@ -352,6 +375,7 @@ type countedConn struct {
 	once    sync.Once
 	onClose func()
 	reads   atomic.Uint64 // reads that returned bytes
+	ip      string        // the origin's IP (remoteIP)
 }
 
 func (c *countedConn) Read(p []byte) (int, error) {

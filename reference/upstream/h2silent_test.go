@@ -160,8 +160,9 @@ func TestH2SilentConnectionNotReused(t *testing.T) {
 		t.Fatalf("on the frozen connection: %v after %v, want a connect failure after %v", err, took, ct)
 	}
 	// The client closes the dead connection rather than leave it open
-	// (nothing else would: no stream is left on it).
-	for deadline := time.Now().Add(5 * time.Second); r.clientClosedFrozen.Load() == 0; {
+	// (nothing else would: no stream is left on it), at the latest when
+	// its PING goes unanswered (retirePing).
+	for deadline := time.Now().Add(retirePing + 5*time.Second); r.clientClosedFrozen.Load() == 0; {
 		if time.Now().After(deadline) {
 			t.Fatal("the client left the silent connection open")
 		}

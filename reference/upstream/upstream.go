@@ -61,12 +61,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/edgeconform/edgeconform/reference/config"
@@ -213,8 +211,15 @@ var ErrConnectTimeout = errors.New("upstream: connect timeout")
 //
 // A non-nil error is an *Error.
 func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*http.Response, error) {
-	fail := func(reason string, err error) (*http.Response, error) {
-		return nil, &Error{Reason: reason, Target: t, Err: err}
+	resp, _, err := c.Do(ctx, t, req)
+	return resp, err
+}
+
+// Do is RoundTrip, which also returns the origin IP the response came from
+// (on an error, Error.IP has the one it came from or was being dialled).
+func (c *Client) Do(ctx context.Context, t Target, req *http.Request) (*http.Response, string, error) {
+	fail := func(reason string, err error) (*http.Response, string, error) {
+		return nil, "", &Error{Reason: reason, Target: t, Err: err}
 	}
 	scheme := "https"
 	switch t.Protocol {
@@ -265,40 +270,41 @@ func (c *Client) RoundTrip(ctx context.Context, t Target, req *http.Request) (*h
 	if err != nil {
 		return fail("proxy_internal_error", err)
 	}
-	rt := tr.(http.RoundTripper)
-	var connected atomic.Bool
-	out = out.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
-	}))
-	resp, err := rt.RoundTrip(out)
+	resp, ip, connected, err := tr.(*h2Conn).roundTrip(out)
 	if err != nil {
-		e := classify(ctx, err, connected.Load())
-		e.Target = t
-		c.log.Debug("origin round trip failed", "target", t.String(), "reason", e.Reason, "connect_failure", e.ConnectFailure, "err", err)
-		return nil, e
+		return nil, "", c.failed(ctx, t, err, ip, connected)
 	}
-	return resp, nil
+	return resp, ip, nil
+}
+
+// failed is the *Error of an attempt that got no response: classified,
+// with the IP it had (or was dialling), logged at debug level.
+func (c *Client) failed(ctx context.Context, t Target, err error, ip string, connected bool) *Error {
+	e := classify(ctx, err, connected)
+	e.Target = t
+	if e.IP = ip; ip == "" {
+		e.IP = dialedIP(err)
+	}
+	c.log.Debug("origin round trip failed", "target", t.String(), "reason", e.Reason, "connect_failure", e.ConnectFailure, "err", err)
+	return e
 }
 
 // roundTripH1 is an attempt over HTTP/1.1 (HTTP, HTTPS) through the
 // target's pool (h1pool.go).
-func (c *Client) roundTripH1(ctx context.Context, t Target, req *http.Request, scheme, host string) (*http.Response, error) {
+func (c *Client) roundTripH1(ctx context.Context, t Target, req *http.Request, scheme, host string) (*http.Response, string, error) {
 	uri, err := checkH1Request(req, scheme)
 	if err != nil {
-		return nil, &Error{Reason: "http_request_error", Target: t, Err: err}
+		return nil, "", &Error{Reason: "http_request_error", Target: t, Err: err}
 	}
 	rt, err := c.roundTripper(t)
 	if err != nil {
-		return nil, &Error{Reason: "proxy_internal_error", Target: t, Err: err}
+		return nil, "", &Error{Reason: "proxy_internal_error", Target: t, Err: err}
 	}
-	resp, connected, err := rt.(*h1Pool).roundTrip(ctx, req, uri, host)
+	resp, ip, connected, err := rt.(*h1Pool).roundTrip(ctx, req, uri, host)
 	if err != nil {
-		e := classify(ctx, err, connected)
-		e.Target = t
-		c.log.Debug("origin round trip failed", "target", t.String(), "reason", e.Reason, "connect_failure", e.ConnectFailure, "err", err)
-		return nil, e
+		return nil, "", c.failed(ctx, t, err, ip, connected)
 	}
-	return resp, nil
+	return resp, ip, nil
 }
 
 // hopByHop are the headers that describe one connection, not the message
@@ -389,14 +395,14 @@ func (c *Client) dialTLS(ctx context.Context, t Target, proto string) (net.Conn,
 	tc := tls.Client(raw, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		raw.Close()
-		return nil, &handshakeError{err: err}
+		return nil, &handshakeError{err: err, ip: remoteIP(raw)}
 	}
 	got := tc.ConnectionState().NegotiatedProtocol
 	if got != proto && (proto != "http/1.1" || got != "") {
 		// For HTTPS an origin without ALPN speaks HTTP/1.1; for HTTP2 there
 		// is no fallback (PRT-1).
 		tc.Close()
-		return nil, &alpnError{want: proto, got: got}
+		return nil, &alpnError{want: proto, got: got, ip: remoteIP(raw)}
 	}
 	return tc, nil
 }
@@ -417,12 +423,47 @@ func hostLiteral(addr string) string {
 	return addr
 }
 
-type handshakeError struct{ err error }
+type handshakeError struct {
+	err error
+	ip  string
+}
 
-func (e *handshakeError) Error() string { return "tls handshake: " + e.err.Error() }
-func (e *handshakeError) Unwrap() error { return e.err }
+func (e *handshakeError) Error() string    { return "tls handshake: " + e.err.Error() }
+func (e *handshakeError) Unwrap() error    { return e.err }
+func (e *handshakeError) originIP() string { return e.ip }
 
-type alpnError struct{ want, got string }
+type alpnError struct{ want, got, ip string }
+
+func (e *alpnError) originIP() string { return e.ip }
+
+// remoteIP is the IP part of a connection's remote address, once per
+// connection (the attempts on it log it).
+func remoteIP(c net.Conn) string {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		return a.AddrPort().Addr().Unmap().String()
+	}
+	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+	if err != nil {
+		return ""
+	}
+	return host
+}
+
+// dialedIP is the IP a failed dial or handshake was connecting to, if err
+// says ("" when the name did not resolve, or the error is not a dial's).
+func dialedIP(err error) string {
+	var withIP interface{ originIP() string }
+	if errors.As(err, &withIP) {
+		return withIP.originIP()
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Op == "dial" && opErr.Addr != nil {
+		if a, ok := opErr.Addr.(*net.TCPAddr); ok {
+			return a.AddrPort().Addr().Unmap().String()
+		}
+	}
+	return ""
+}
 
 func (e *alpnError) Error() string {
 	return fmt.Sprintf("tls handshake: origin negotiated ALPN %q, want %q only", e.got, e.want)
