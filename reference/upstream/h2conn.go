@@ -52,7 +52,6 @@ type h2Conn struct {
 	ccSince   time.Time    // when cc became current
 	dialing   *h2Dial      // the dial in flight, shared by all who need it
 	idleTimer *time.Timer  // armed while there is a current connection
-	reaping   bool         // idleTimer is armed
 	lastEnd   atomic.Int64 // UnixNano when a stream last ended (h2Body)
 
 	// openMu guards open and closed; it is taken under mu, never the other
@@ -87,8 +86,7 @@ func newH2Conn(t *http2.Transport, maxConns int, idle time.Duration, dial func(c
 // timer. h.mu must be held.
 func (h *h2Conn) setCurrentLocked(cc *http2.ClientConn, nc *countedConn) {
 	h.cc, h.nc, h.ccSince = cc, nc, time.Now()
-	if !h.reaping && h.idle > 0 {
-		h.reaping = true
+	if h.idle > 0 {
 		h.idleTimer.Reset(h.idle)
 	}
 }
@@ -99,7 +97,6 @@ func (h *h2Conn) reapIdle() {
 	h.mu.Lock()
 	cc := h.cc
 	if cc == nil {
-		h.reaping = false
 		h.mu.Unlock()
 		return
 	}
@@ -112,7 +109,6 @@ func (h *h2Conn) reapIdle() {
 	switch {
 	case st.Closed || st.Closing:
 		h.cc, h.nc = nil, nil
-		h.reaping = false
 		h.mu.Unlock()
 		return
 	case st.StreamsActive > 0 || st.StreamsReserved > 0:
@@ -125,7 +121,6 @@ func (h *h2Conn) reapIdle() {
 		return
 	}
 	h.cc, h.nc = nil, nil // no request takes it from now on
-	h.reaping = false
 	h.mu.Unlock()
 	cc.Close()
 }
@@ -332,9 +327,7 @@ func (h *h2Conn) CloseIdleConnections() {
 	h.mu.Lock()
 	cc := h.cc
 	h.cc, h.nc = nil, nil
-	if h.reaping {
-		h.reaping = !h.idleTimer.Stop() // a timer firing now finds no connection
-	}
+	h.idleTimer.Stop() // a timer firing now finds no connection
 	h.mu.Unlock()
 	if cc != nil {
 		retire(cc)
