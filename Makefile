@@ -42,7 +42,8 @@ bench:
 
 # Side by side with nginx (bench/cmd/bench-peers): hits and uncached
 # proxying, alternating wrk rounds, ratio of medians; installs nginx and wrk
-# from Debian when missing (as root). BENCH_PEERS_FLAGS: -rounds, -duration, -rows.
+# from Debian when missing (as root). BENCH_PEERS_FLAGS: -rounds, -duration, -rows,
+# -epoll-probe (a minimal raw-epoll Go proxy on the /pass/ rows, informational).
 .PHONY: bench-peers
 bench-peers:
 	$(GO) run ./bench/cmd/bench-peers $(BENCH_PEERS_FLAGS)

@@ -28,8 +28,11 @@
 // alone reaches against nginx here. It is informational, not counted in
 // the goal. -pprof DIR writes a CPU profile of edgecache and of the
 // ceiling for each row (their first round, /debug/pprof/profile).
+// -epoll-probe adds a fourth on the /pass/ rows (epollprobe_linux.go): a
+// minimal Go proxy on raw epoll with no per-request work, what an event
+// loop would buy, also informational.
 //
-//	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-rows hit-1k,...] [-pprof DIR] [-ceiling=false]
+//	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-rows hit-1k,...] [-pprof DIR] [-ceiling=false] [-epoll-probe]
 package main
 
 import (
@@ -78,17 +81,21 @@ type settings struct {
 	keep        bool
 	pprofDir    string // a CPU profile of edgecache per row, when set
 	ceiling     bool   // measure the bare Go net/http ceiling too
+	epollProbe  bool   // measure the raw-epoll probe on /pass/ rows too
 }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "-"+ceilingFlag {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		if err := ceilingMain(ctx, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "bench-peers:", err)
-			os.Exit(1)
+	if len(os.Args) > 1 {
+		child := map[string]func(context.Context, []string) error{"-" + ceilingFlag: ceilingMain, "-" + epollProbeFlag: epollProbeMain}
+		if serve, ok := child[os.Args[1]]; ok {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := serve(ctx, os.Args[2:]); err != nil {
+				fmt.Fprintln(os.Stderr, "bench-peers:", err)
+				os.Exit(1)
+			}
+			return
 		}
-		return
 	}
 	var s settings
 	flag.IntVar(&s.rounds, "rounds", 3, "alternating rounds per row and implementation")
@@ -99,7 +106,12 @@ func main() {
 	flag.BoolVar(&s.keep, "keep", false, "keep the temporary directory (configs, logs)")
 	flag.StringVar(&s.pprofDir, "pprof", "", "write CPU profiles of edgecache and the ceiling per row (their first round) to `DIR`")
 	flag.BoolVar(&s.ceiling, "ceiling", true, "also measure a bare Go net/http server on the same bytes (informational)")
+	flag.BoolVar(&s.epollProbe, "epoll-probe", false, "also measure a minimal Go proxy on raw epoll on the /pass/ rows (informational, Linux)")
 	flag.Parse()
+	if s.epollProbe && !epollProbeSupported {
+		fmt.Fprintln(os.Stderr, "bench-peers: -epoll-probe: the epoll probe runs on Linux only")
+		os.Exit(2)
+	}
 	s.rows = allRows
 	if *rowsFlag != "" {
 		s.rows = nil
@@ -165,7 +177,7 @@ func run(ctx context.Context, s settings) error {
 			return fmt.Errorf("-pprof: %w", err)
 		}
 	}
-	ports, err := freePorts(5) // origin, nginx proxy, edgecache, ceiling, edgecache admin
+	ports, err := freePorts(6) // origin, nginx proxy, edgecache, ceiling, edgecache admin, epoll probe
 	if err != nil {
 		return err
 	}
@@ -180,6 +192,9 @@ func run(ctx context.Context, s settings) error {
 	order := "nginx / edgecache"
 	if s.ceiling {
 		order += " / Go ceiling"
+	}
+	if s.epollProbe {
+		order += " / epoll probe (/pass/ rows)"
 	}
 	fmt.Printf("bench-peers: %d round(s) of %v per row and implementation, wrk -t1 -c%d, alternating %s\n",
 		s.rounds, s.duration, s.connections, order)
@@ -232,6 +247,14 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 		defer c.stop()
 		impls = append(impls, impl{"ceiling", fmt.Sprintf("http://127.0.0.1:%d", ports[3]), c})
 	}
+	if s.epollProbe {
+		pr, err := startEpollProbe(ctx, dir, ports)
+		if err != nil {
+			return "", err
+		}
+		defer pr.stop()
+		impls = append(impls, impl{probeName, fmt.Sprintf("http://127.0.0.1:%d", ports[5]), pr})
+	}
 	for _, im := range impls {
 		if err := waitHTTP(ctx, im.base+"/hit/1k.bin"); err != nil {
 			return "", fmt.Errorf("%s: %w\n%s", im.name, err, im.p.tail())
@@ -240,11 +263,16 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 	var b strings.Builder
 	fmt.Fprintf(&b, "### logging %s\n\n", mode)
 	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx CPU µs/req (user + sys) | edgecache CPU µs/req (user + sys) | nginx p50/p99 | edgecache p50/p99 | at rate |")
+	cols := 9
 	if s.ceiling {
-		fmt.Fprintf(&b, " Go ceiling req/s (median, min–max) | ceiling ÷ nginx | edgecache ÷ ceiling |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	} else {
-		fmt.Fprintf(&b, "\n|---|---|---|---|---|---|---|---|---|\n")
+		fmt.Fprintf(&b, " Go ceiling req/s (median, min–max) | ceiling ÷ nginx | edgecache ÷ ceiling |")
+		cols += 3
 	}
+	if s.epollProbe {
+		fmt.Fprintf(&b, " epoll probe req/s (median, min–max) | probe ÷ nginx |")
+		cols += 2
+	}
+	fmt.Fprintf(&b, "\n|%s\n", strings.Repeat("---|", cols))
 	for _, r := range s.rows {
 		line, err := measureRow(ctx, s, wrk, impls, r, mode, ports[4])
 		if err != nil {
@@ -278,6 +306,22 @@ func startEdge(ctx context.Context, s settings, dir, edgecache string, ports []i
 	return edge, nil
 }
 
+// probeName is the epoll probe's name in the tables.
+const probeName = "epoll probe"
+
+// startEpollProbe runs this program as the epoll probe (epollprobe_linux.go)
+// on ports[5], in front of the origin on ports[0].
+func startEpollProbe(ctx context.Context, dir string, ports []int) (*proc, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this program for the epoll probe: %w", err)
+	}
+	p := &proc{name: probeName}
+	err = p.start(ctx, filepath.Join(dir, "epoll-probe.out"), self, "-"+epollProbeFlag,
+		fmt.Sprintf("127.0.0.1:%d", ports[5]), fmt.Sprintf("127.0.0.1:%d", ports[0]))
+	return p, err
+}
+
 // startCeiling runs this program as the bare Go server on ports[3].
 func startCeiling(ctx context.Context, dir string, ports []int) (*proc, error) {
 	self, err := os.Executable()
@@ -293,6 +337,9 @@ func startCeiling(ctx context.Context, dir string, ports []int) (*proc, error) {
 // measureRow runs one row's alternating rounds and latency runs and
 // returns its table line.
 func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row, mode string, adminPort int) (string, error) {
+	if !strings.HasPrefix(r.path, "/pass/") { // the probe only proxies
+		impls = slices.DeleteFunc(slices.Clone(impls), func(im impl) bool { return im.name == probeName })
+	}
 	for _, im := range impls { // fill the caches; every response must be complete
 		if err := checkFull(ctx, im.base+r.path, r.size, 3); err != nil {
 			return "", fmt.Errorf("%s %s: %w", im.name, r.name, err)
@@ -303,7 +350,7 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 	for round := range s.rounds {
 		for _, im := range impls {
 			var prof func() error
-			if s.pprofDir != "" && round == 0 && im.name != "nginx" {
+			if s.pprofDir != "" && round == 0 && im.name != "nginx" && im.name != probeName {
 				url := fmt.Sprintf("http://127.0.0.1:%d", adminPort) // edgecache's admin listener
 				if im.name == "ceiling" {
 					url = im.base
@@ -348,6 +395,13 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 		e/n, cpuPer(cpu["nginx"]), cpuPer(cpu["edgecache"]), lat["nginx"], lat["edgecache"], r.rate)
 	if c, ok := rps["ceiling"]; ok {
 		line += fmt.Sprintf(" %s | %.2f× | %.2f× |", spread(c), median(c)/n, e/median(c))
+	}
+	if s.epollProbe {
+		if pr, ok := rps[probeName]; ok {
+			line += fmt.Sprintf(" %s | %.2f× |", spread(pr), median(pr)/n)
+		} else {
+			line += " — | — |"
+		}
 	}
 	return line + "\n", nil
 }

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// probeOrigin serves /pass/N as N bytes with Content-Length, /chunked
+// without it, and counts requests and connections.
+func probeOrigin(t *testing.T) (*httptest.Server, *atomic.Int64, *atomic.Int64) {
+	t.Helper()
+	var reqs, conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reqs.Add(1)
+		if r.URL.Path == "/chunked" {
+			w.Write([]byte("part one"))
+			w.(http.Flusher).Flush()
+			w.Write([]byte("part two"))
+			return
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/pass/"))
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+		w.Write(pattern(n))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &reqs, &conns
+}
+
+func startProbe(t *testing.T, origin string) string {
+	t.Helper()
+	p, err := newEpollProbe("127.0.0.1:0", origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("probe run: %v", err)
+			}
+		case <-time.After(10 * waitMillis * time.Millisecond):
+			t.Errorf("probe still running %d ms after its context ended (waits are %d ms)", 10*waitMillis, waitMillis)
+		}
+	})
+	return p.Addr()
+}
+
+// The probe passes whole bodies (small, and larger than its read buffer
+// and the sockets' buffers), each request reaching the origin once, over
+// reused origin connections.
+func TestEpollProbeProxiesWholeBodies(t *testing.T) {
+	origin, reqs, conns := probeOrigin(t)
+	addr := startProbe(t, strings.TrimPrefix(origin.URL, "http://"))
+	tr := &http.Transport{MaxIdleConnsPerHost: 8}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+
+	sizes := []int{1 << 10, 200 << 10, 0, 64 << 10, 7}
+	const workers, each = 8, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				n := sizes[(w+i)%len(sizes)]
+				resp, err := client.Get(fmt.Sprintf("http://%s/pass/%d", addr, n))
+				if err != nil {
+					errs <- err
+					continue
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				switch {
+				case err != nil:
+					errs <- fmt.Errorf("/pass/%d: reading: %w", n, err)
+				case resp.StatusCode != http.StatusOK || !bytes.Equal(b, pattern(n)):
+					errs <- fmt.Errorf("/pass/%d: %d with %d bytes, want 200 with the %d bytes the origin sent", n, resp.StatusCode, len(b), n)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if got := reqs.Load(); got != workers*each {
+		t.Errorf("the origin saw %d requests for %d sent", got, workers*each)
+	}
+	if got := conns.Load(); got > workers {
+		t.Errorf("the origin saw %d connections for %d clients: the probe does not reuse them", got, workers)
+	}
+}
+
+// What the probe cannot pass on whole (a response without Content-Length,
+// a method other than GET) ends the client's connection: never a body
+// taken for a whole one.
+func TestEpollProbeRefusesWhatItCannotPassWhole(t *testing.T) {
+	origin, _, _ := probeOrigin(t)
+	addr := startProbe(t, strings.TrimPrefix(origin.URL, "http://"))
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	for _, c := range []struct {
+		name string
+		do   func() (*http.Response, error)
+	}{
+		{"chunked origin response", func() (*http.Response, error) { return client.Get("http://" + addr + "/chunked") }},
+		{"POST", func() (*http.Response, error) {
+			return client.Post("http://"+addr+"/pass/10", "text/plain", strings.NewReader("x"))
+		}},
+	} {
+		resp, err := c.do()
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			t.Errorf("%s: got %d with %q, want the connection closed", c.name, resp.StatusCode, b)
+		}
+	}
+}
+
+// A bad origin address is refused, naming it.
+func TestEpollProbeBadOrigin(t *testing.T) {
+	for _, origin := range []string{"no-port", "[::1]:80"} {
+		_, err := newEpollProbe("127.0.0.1:0", origin)
+		if err == nil || !strings.Contains(err.Error(), origin) {
+			t.Errorf("origin %q: err %v, want one naming it", origin, err)
+		}
+	}
+}
+
+// An origin refusing the connection ends the client's.
+func TestEpollProbeOriginRefuses(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := ln.Addr().String()
+	ln.Close()
+	addr := startProbe(t, refused)
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
+	resp, err := client.Get("http://" + addr + "/pass/10")
+	if err == nil {
+		resp.Body.Close()
+		t.Fatalf("got %d through a probe whose origin refuses, want the connection closed", resp.StatusCode)
+	}
+	if ne := (net.Error)(nil); errors.As(err, &ne) && ne.Timeout() {
+		t.Errorf("the client timed out (%v); the probe should have closed its connection", err)
+	}
+}
