@@ -118,6 +118,10 @@ func (p *epollProbe) run(ctx context.Context) error {
 	defer p.close()
 	evs := make([]syscall.EpollEvent, 256)
 	for ctx.Err() == nil {
+		// A raw system call: the loop's goroutine keeps its P while it
+		// waits (the point of the probe); a signal (the runtime's
+		// preemption, a GC's stop) ends the wait with EINTR, and the
+		// wait is bounded, so the rest of the process is not starved.
 		r, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(p.ep),
 			uintptr(unsafe.Pointer(&evs[0])), uintptr(len(evs)), waitMillis, 0, 0)
 		switch {
