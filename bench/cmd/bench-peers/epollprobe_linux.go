@@ -22,7 +22,7 @@ import (
 // ceiling) and nginx. Issue #14's note on 1 KiB proxying rests on it.
 //
 // It is a probe, not a proxy: anything it does not handle (a method other
-// than GET, an origin response without Content-Length or with
+// than GET, a GET with a body, an origin response without Content-Length or with
 // Transfer-Encoding, an origin that goes away mid-response) closes the
 // client's connection, so a client never takes a wrong body for a whole one.
 
@@ -232,8 +232,11 @@ func (p *epollProbe) request(c *probeConn) {
 	if end < 0 {
 		return
 	}
-	if !bytes.HasPrefix(c.in, []byte("GET ")) {
-		p.drop(c)
+	head := c.in[:end]
+	cl, withLength := headerValue(head, "Content-Length")
+	_, chunked := headerValue(head, "Transfer-Encoding")
+	if !bytes.HasPrefix(head, []byte("GET ")) || chunked || withLength && !bytes.Equal(cl, []byte("0")) {
+		p.drop(c) // not a GET, or one with a body its head does not carry
 		return
 	}
 	o, err := p.originConn()

@@ -121,7 +121,7 @@ func TestEpollProbeProxiesWholeBodies(t *testing.T) {
 }
 
 // What the probe cannot pass on whole (a response without Content-Length,
-// a method other than GET) ends the client's connection: never a body
+// a method other than GET, a GET with a body) ends the client's connection: never a body
 // taken for a whole one.
 func TestEpollProbeRefusesWhatItCannotPassWhole(t *testing.T) {
 	origin, _, _ := probeOrigin(t)
@@ -137,12 +137,23 @@ func TestEpollProbeRefusesWhatItCannotPassWhole(t *testing.T) {
 		{"POST", func() (*http.Response, error) {
 			return client.Post("http://"+addr+"/pass/10", "text/plain", strings.NewReader("x"))
 		}},
+		{"GET with a body", func() (*http.Response, error) {
+			// Its body would otherwise be taken for the next request's head.
+			req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/pass/10", strings.NewReader("GET /pass/20 HTTP/1.1\r\nHost: x\r\n\r\n"))
+			if err != nil {
+				return nil, err
+			}
+			return client.Do(req)
+		}},
 	} {
 		resp, err := c.do()
-		if err == nil {
+		switch ne := (net.Error)(nil); {
+		case err == nil:
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			t.Errorf("%s: got %d with %q, want the connection closed", c.name, resp.StatusCode, b)
+		case errors.As(err, &ne) && ne.Timeout():
+			t.Errorf("%s: the client timed out (%v), want the connection closed", c.name, err)
 		}
 	}
 }
