@@ -335,13 +335,15 @@ func TestCollapsedFillLogging(t *testing.T) {
 			t.Fatalf("follower record %v: fill_request_id %v, want %s", rec["request_id"], rec["fill_request_id"], leader)
 		}
 	}
-	fetches := 0
-	for _, rec := range r.logs.records("origin fetch") {
+	attempts := 0
+	for _, rec := range r.logs.records("origin attempt") {
 		if rec["request_id"] == leader {
-			fetches++
+			attempts++
+		} else if rec["request_id"] != "" {
+			t.Errorf("origin attempt record %v names a request other than the leader", rec)
 		}
 	}
-	if fetches != 1 || len(r.journal(path)) != 1 {
-		t.Fatalf("%d origin fetch records for the leader, %d origin requests; want 1 and 1", fetches, len(r.journal(path)))
+	if attempts != 1 || len(r.journal(path)) != 1 {
+		t.Fatalf("%d origin attempt records for the leader, %d origin requests; want 1 and 1", attempts, len(r.journal(path)))
 	}
 }

@@ -618,10 +618,11 @@ func (f *fetch) record(a Attempt) {
 	logjson.LogAttrs(context.Background(), f.e.log, slog.LevelInfo, "origin attempt", attrs...) // no slog.Record (issue #14)
 }
 
-// finish logs the fetch summary and returns the result.
+// finish returns the result. A fetch writes no summary record of its own:
+// its attempts are logged as they happen (record) and the client request's
+// record carries the origin, attempt count and proxy status (LOG-1, LOG-2;
+// docs/reference.md "Logs"), so a third record per request only cost the
+// proxy path a log write (issue #14).
 func (f *fetch) finish() *Result {
-	logjson.LogAttrs(context.Background(), f.e.log, slog.LevelInfo, "origin fetch", slog.String("request_id", f.req.RequestID),
-		slog.String("origin", f.res.Origin), slog.Int("attempts", len(f.res.Attempts)), slog.Int("status", f.res.Status),
-		slog.String("proxy_status", string(f.res.Reason)), slog.Int64("latency_ms", time.Since(f.start).Milliseconds()))
 	return f.res
 }

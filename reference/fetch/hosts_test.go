@@ -252,12 +252,7 @@ func TestLogs(t *testing.T) {
 			t.Errorf("attempt record %d: %v", i+1, rec)
 		}
 	}
-	sums := l.logs.records("origin fetch")
-	if len(sums) != 1 {
-		t.Fatalf("%d fetch records", len(sums))
-	}
-	if s := sums[0]; s["request_id"] != "log-1" || s["origin"] != "a" || s["attempts"] != float64(2) ||
-		s["status"] != float64(200) || s["proxy_status"] != "" || s["latency_ms"] == nil {
-		t.Errorf("fetch record: %v", s)
+	if n := len(l.logs.records("origin fetch")); n != 0 {
+		t.Errorf("%d undocumented origin fetch records; the attempts and the client request record say it all", n)
 	}
 }
