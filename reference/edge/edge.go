@@ -264,7 +264,13 @@ func copyHeaderExcept(dst, src http.Header, skip func(string) bool) {
 func (s *Server) sendBody(v *visit, body io.Reader) {
 	buf := s.buffer()
 	defer s.bufs.Put(buf)
-	n, err := copyFlushing(v.w, body, *buf)
+	s.streamBody(v, body, *buf, 0, nil)
+}
+
+// streamBody is sendBody through buf, whose first m bytes were read from
+// body already, with rerr.
+func (s *Server) streamBody(v *visit, body io.Reader, buf []byte, m int, rerr error) {
+	n, err := copyFlushing(v.w, body, buf, m, rerr)
 	v.bytes = n
 	if err != nil {
 		v.trunc = truncReason(err)
@@ -287,7 +293,7 @@ func truncReason(err error) string {
 }
 
 // copyBufferSize is the size of the buffers bodies are copied through.
-const copyBufferSize = 32 << 10
+const copyBufferSize = 64 << 10
 
 func (s *Server) buffer() *[]byte {
 	if b, ok := s.bufs.Get().(*[]byte); ok {
@@ -298,14 +304,14 @@ func (s *Server) buffer() *[]byte {
 }
 
 // copyFlushing streams src to the client through buf, flushing after every
-// read so that a slow origin body reaches the client as it arrives. Only
-// read errors are returned as errors; a client that went away ends the copy
+// read so that a slow origin body reaches the client as it arrives; buf's
+// first m bytes, read from src already with rerr, go first. Only read
+// errors are returned as errors; a client that went away ends the copy
 // too.
-func copyFlushing(w http.ResponseWriter, src io.Reader, buf []byte) (int64, error) {
+func copyFlushing(w http.ResponseWriter, src io.Reader, buf []byte, m int, rerr error) (int64, error) {
 	rc := http.NewResponseController(w)
 	var n int64
 	for {
-		m, rerr := src.Read(buf)
 		if m > 0 {
 			if _, werr := w.Write(buf[:m]); werr != nil {
 				return n, context.Canceled
@@ -319,5 +325,6 @@ func copyFlushing(w http.ResponseWriter, src io.Reader, buf []byte) (int64, erro
 		if rerr != nil {
 			return n, rerr
 		}
+		m, rerr = src.Read(buf)
 	}
 }

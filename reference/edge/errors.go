@@ -101,25 +101,8 @@ func (s *Server) sendAfterFirstByte(v *visit, body io.Reader, writeHead func()) 
 		return
 	}
 	writeHead()
-	s.sendBody(v, &peeked{first: (*buf)[:n], err: err, rest: body})
-}
-
-// peeked is a body whose first bytes (and the error that came with them)
-// were read already.
-type peeked struct {
-	first []byte
-	err   error
-	rest  io.Reader
-}
-
-func (p *peeked) Read(b []byte) (int, error) {
-	if len(p.first) > 0 {
-		n := copy(b, p.first)
-		p.first = p.first[n:]
-		return n, nil
-	}
-	if p.err != nil {
-		return 0, p.err
-	}
-	return p.rest.Read(b)
+	// The first bytes go out from the buffer they were read into, and the
+	// rest follows through it (issue #14: a second buffer and a copy of
+	// the first read, up to 64 KiB, per response before).
+	s.streamBody(v, body, *buf, n, err)
 }
