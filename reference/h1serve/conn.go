@@ -65,9 +65,19 @@ type conn struct {
 
 	wmu          sync.Mutex // the watcher's switches, from any goroutine
 	watchOK      bool
-	watchPending bool // armed before the body was read
+	watchAsked   bool        // something waits on the request's context
+	watchTimer   *time.Timer // starts the background read watchDelay after it was asked (watchNow)
+	watchPending bool        // due before the body was read
 	bodyRead     bool
 }
+
+// watchDelay is how long a wait on a request's context goes on before the
+// background read that notices the client leaving starts: a request
+// answered sooner (a proxied response from a near origin) costs a timer
+// reset instead of a goroutine, a read that parks and the hand-over of
+// what it read (issue #14); a client that leaves is noticed at most this
+// much later.
+const watchDelay = 10 * time.Millisecond
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{srv: s, nc: nc, remote: nc.RemoteAddr().String()}
@@ -250,7 +260,7 @@ func (c *conn) newRequest(p *parsed) *http.Request {
 	x.res = response{c: c, req: req, header: c.responseHeader(), buf: c.bodyBuf[:0], cl: -1}
 	c.res = &x.res
 	c.wmu.Lock()
-	c.watchOK, c.watchPending, c.bodyRead = true, false, c.body == nil
+	c.watchOK, c.watchAsked, c.watchPending, c.bodyRead = true, false, false, c.body == nil
 	c.wmu.Unlock()
 	return req
 }
@@ -277,6 +287,9 @@ const maxKeptFields = 64
 func (c *conn) finishRequest() bool {
 	c.wmu.Lock()
 	c.watchOK = false
+	if c.watchAsked {
+		c.watchTimer.Stop()
+	}
 	c.wmu.Unlock()
 	c.cr.served()
 	w := c.res
@@ -330,11 +343,28 @@ func (c *conn) sendContinue() {
 }
 
 // watch arms the background read that cancels x when the client goes
-// away: now if the request's body has been read, else at its end.
+// away, to start watchDelay from now (watchNow).
 func (c *conn) watch(x *reqCtx) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if !c.watchOK || c.ctx != x {
+	if !c.watchOK || c.ctx != x || c.watchAsked {
+		return
+	}
+	c.watchAsked = true
+	if c.watchTimer == nil {
+		c.watchTimer = time.AfterFunc(watchDelay, c.watchNow)
+	} else {
+		c.watchTimer.Reset(watchDelay)
+	}
+}
+
+// watchNow is the watch timer: the wait has lasted watchDelay, so the
+// background read starts, now if the request's body has been read, else
+// at its end. A timer of a request that has ended does nothing.
+func (c *conn) watchNow() {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if !c.watchOK || !c.watchAsked {
 		return
 	}
 	if !c.bodyRead {

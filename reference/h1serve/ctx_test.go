@@ -320,3 +320,46 @@ func TestWatcherOutlivesHeadDeadline(t *testing.T) {
 		t.Errorf("the client left after the head's deadline: context %v, want context.Canceled", err)
 	}
 }
+
+// A wait on the request's context starts the background read only once
+// it has lasted watchDelay: a handler answering sooner costs no goroutine
+// and no parked read (issue #14), one waiting longer is watched.
+func TestWatchStartsAfterDelay(t *testing.T) {
+	type seen struct{ atOnce, later bool }
+	got := make(chan seen, 1)
+	addr, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context().(*reqCtx)
+		cr := ctx.c.cr
+		reading := func() bool {
+			cr.mu.Lock()
+			defer cr.mu.Unlock()
+			return cr.inRead
+		}
+		began := time.Now()
+		_ = ctx.Done() // asks for the watch
+		var s seen
+		s.atOnce = reading()
+		if time.Since(began) >= watchDelay {
+			t.Skip("this machine took watchDelay to ask; nothing to judge")
+		}
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if s.later = reading(); s.later {
+				break
+			}
+		}
+		got <- s
+		io.WriteString(w, "ok")
+	}))
+	resp, err := http.Get("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	s := <-got
+	if s.atOnce {
+		t.Error("the background read started as soon as the context was waited on, not after watchDelay")
+	}
+	if !s.later {
+		t.Error("the background read never started while the handler waited on its context")
+	}
+}

@@ -45,9 +45,11 @@
 // A request's context is cancelled when the handler returns, when a write
 // to the client fails, and when the client goes away while something
 // waits on it: only Done and AfterFunc (which context.WithCancel and
-// context.AfterFunc use) start the background read that notices it, so
-// a cache hit that never waits pays no goroutine and no syscall for it
-// (net/http reads in the background on every request). The read is not
+// context.AfterFunc use) start the background read that notices it, and
+// only once the wait has lasted watchDelay (10 ms), so a cache hit that
+// never waits, or a proxied response from a near origin, pays no
+// goroutine and no syscall for it (net/http reads in the background on
+// every request); a client leaving is noticed up to 10 ms later. The read is not
 // stopped when the handler returns: it becomes the wait for the next
 // head, and what it reads (a pipelined request, the next one) is kept.
 //
