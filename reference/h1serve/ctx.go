@@ -19,11 +19,32 @@ type reqCtx struct {
 	mu    sync.Mutex
 	done  chan struct{}
 	err   error
-	funcs map[*afterFunc]struct{}
+	funcs []*afterFunc // registered by AfterFunc, not yet stopped or run
 	armed bool
+	// first and room hold the usual one or two registrations without an
+	// allocation of their own (issue #14: a map of them cost three).
+	first afterFunc
+	room  [2]*afterFunc
 }
 
-type afterFunc struct{ f func() }
+type afterFunc struct {
+	x *reqCtx
+	f func()
+}
+
+// stop is the stop function of a registration: true if it had not run.
+func (a *afterFunc) stop() bool {
+	x := a.x
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i, b := range x.funcs {
+		if b == a {
+			x.funcs = append(x.funcs[:i], x.funcs[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
 
 func (x *reqCtx) Done() <-chan struct{} {
 	x.mu.Lock()
@@ -54,30 +75,28 @@ func (x *reqCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
 // AfterFunc is what context.AfterFunc and context.WithCancel use on a
 // parent that has it: f runs in its own goroutine once x is cancelled.
 func (x *reqCtx) AfterFunc(f func()) (stop func() bool) {
-	a := &afterFunc{f: f}
 	x.mu.Lock()
 	if x.err != nil {
 		x.mu.Unlock()
 		go f()
 		return func() bool { return false }
 	}
-	if x.funcs == nil {
-		x.funcs = map[*afterFunc]struct{}{}
+	a := &x.first
+	if a.f != nil {
+		a = &afterFunc{}
 	}
-	x.funcs[a] = struct{}{}
+	a.x, a.f = x, f
+	if x.funcs == nil {
+		x.funcs = x.room[:0]
+	}
+	x.funcs = append(x.funcs, a)
 	arm := !x.armed
 	x.armed = true
 	x.mu.Unlock()
 	if arm {
 		x.c.watch(x)
 	}
-	return func() bool {
-		x.mu.Lock()
-		defer x.mu.Unlock()
-		_, ok := x.funcs[a]
-		delete(x.funcs, a)
-		return ok
-	}
+	return a.stop
 }
 
 // cancel ends x with err (once).
@@ -94,7 +113,7 @@ func (x *reqCtx) cancel(err error) {
 	funcs := x.funcs
 	x.funcs = nil
 	x.mu.Unlock()
-	for a := range funcs {
+	for _, a := range funcs {
 		go a.f()
 	}
 }

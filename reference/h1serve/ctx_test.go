@@ -363,3 +363,40 @@ func TestWatchStartsAfterDelay(t *testing.T) {
 		t.Error("the background read never started while the handler waited on its context")
 	}
 }
+
+// AfterFunc's registrations run once the context is cancelled, each in its
+// own goroutine, except those stopped before; stop reports whether it
+// stopped one, and one registered after the cancel runs at once.
+func TestRequestContextAfterFunc(t *testing.T) {
+	x := &reqCtx{Context: context.Background(), c: &conn{}}
+	ran := make(chan int, 4)
+	var stops []func() bool
+	for i := range 3 {
+		stops = append(stops, x.AfterFunc(func() { ran <- i }))
+	}
+	if !stops[1]() || stops[1]() {
+		t.Fatal("stop: want true, then false")
+	}
+	x.cancel(context.Canceled)
+	late := x.AfterFunc(func() { ran <- 3 })
+	got := map[int]bool{}
+	for range 3 {
+		select {
+		case i := <-ran:
+			got[i] = true
+		case <-time.After(5 * time.Second):
+			t.Fatalf("ran %v; want 0, 2 and 3", got)
+		}
+	}
+	if !got[0] || !got[2] || !got[3] || got[1] {
+		t.Fatalf("ran %v; want 0, 2 and 3", got)
+	}
+	if stops[0]() || late() {
+		t.Error("stop after the functions ran reported true")
+	}
+	select {
+	case i := <-ran:
+		t.Errorf("%d ran twice, or a stopped one ran", i)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
