@@ -47,9 +47,15 @@ func (f *fetch) choose(o config.EffectiveOrigin, resp *http.Response, cancel con
 		readTimeout: readTimeout, responseTimeout: o.ResponseTimeout,
 		log: f.e.log, requestID: f.req.RequestID, origin: o.Name,
 	}
-	// The gap timer runs from the headers until the first body byte.
-	b.gap = time.AfterFunc(readTimeout, func() { b.fire(ErrReadTimeout, readTimeout) })
-	b.gapArmed = true
+	b.ready, _ = resp.Body.(readier)
+	if resp.Body == http.NoBody {
+		b.ready = noBody{}
+	}
+	// The gap timer runs from the headers until the first body byte,
+	// unless that byte is here already.
+	if !b.isReady() {
+		b.armGapLocked()
+	}
 
 	out := *resp // the transport fills resp.Trailer at the end; the copy keeps none
 	out.Body = b
@@ -58,9 +64,23 @@ func (f *fetch) choose(o config.EffectiveOrigin, resp *http.Response, cancel con
 	return &out
 }
 
+// readier is an upstream body that can tell its next Read will not wait
+// for the origin (upstream's HTTP/1.1 bodies).
+type readier interface{ Ready() bool }
+
+// noBody is http.NoBody's readiness: its Read never waits.
+type noBody struct{}
+
+func (noBody) Ready() bool { return true }
+
 // body enforces readTimeout and responseTimeout on an origin response body.
+// Its timers run only while the origin is waited for: none is armed for a
+// Read its upstream body says is ready, and none for responseTimeout once
+// the whole declared body is in (issue #14: a 1 KiB response, read with its
+// head, took three timers).
 type body struct {
 	rc              io.ReadCloser
+	ready           readier // rc, if it can tell
 	cancel          context.CancelCauseFunc
 	expect          int64 // declared length, -1 if none applies
 	readTimeout     time.Duration
@@ -89,9 +109,8 @@ func (b *body) Read(p []byte) (int, error) {
 		b.mu.Unlock()
 		return 0, err
 	}
-	if !b.gapArmed {
-		b.gap.Reset(b.readTimeout)
-		b.gapArmed = true
+	if !b.gapArmed && !b.isReady() {
+		b.armGapLocked()
 	}
 	b.mu.Unlock()
 
@@ -101,9 +120,12 @@ func (b *body) Read(p []byte) (int, error) {
 	defer b.mu.Unlock()
 	b.n += int64(n)
 	if n > 0 {
-		b.gap.Stop()
-		b.gapArmed = false
-		if b.total == nil {
+		if b.gapArmed {
+			b.gap.Stop()
+			b.gapArmed = false
+		}
+		if b.total == nil && !b.completeLocked(err) {
+			// More to come: responseTimeout runs from this first byte.
 			d := b.responseTimeout
 			b.total = time.AfterFunc(d, func() { b.fire(ErrResponseTimeout, d) })
 		}
@@ -150,9 +172,34 @@ func (b *body) logTruncated(timeout string, err error) {
 		"timeout", timeout, "bytes", b.n, "expected", b.expect, "err", err.Error())
 }
 
+// isReady reports whether the next Read of rc returns without waiting
+// for the origin.
+func (b *body) isReady() bool { return b.ready != nil && b.ready.Ready() }
+
+// completeLocked reports whether rc has nothing left to wait for after a
+// Read that returned err: it ended, or all the declared bytes are in and
+// rc is one that tells when it is ready (an HTTP/1.1 body then ends
+// without another read; an h2 one may still wait for the stream's end).
+func (b *body) completeLocked(err error) bool {
+	return err != nil || (b.ready != nil && b.expect >= 0 && b.n >= b.expect)
+}
+
+// armGapLocked starts readTimeout for a Read that may wait.
+func (b *body) armGapLocked() {
+	if b.gap == nil {
+		d := b.readTimeout
+		b.gap = time.AfterFunc(d, func() { b.fire(ErrReadTimeout, d) })
+	} else {
+		b.gap.Reset(b.readTimeout)
+	}
+	b.gapArmed = true
+}
+
 func (b *body) endLocked(err error) {
 	b.done, b.err = true, err
-	b.gap.Stop()
+	if b.gap != nil {
+		b.gap.Stop()
+	}
 	if b.total != nil {
 		b.total.Stop()
 	}

@@ -46,7 +46,10 @@
 //     unsafe method's, and then not retried.
 //   - readTimeout counts while the fetch waits for the origin: from the
 //     headers to the first body byte, then during each Body.Read, so a slow
-//     reader of Body does not count against the origin.
+//     reader of Body does not count against the origin. Its timer runs only
+//     for a Read that may wait (an HTTP/1.1 body says when bytes are
+//     buffered), and responseTimeout's only while declared bytes are still
+//     to come: a small response read with its head arms neither.
 package fetch
 
 import (
@@ -477,12 +480,20 @@ func (f *fetch) judge(out tried) bool {
 // request builds the attempt's request: the client's headers with the
 // origin's requestHeadersToAdd on top (HST-6), without TE (PRT-5).
 func (f *fetch) request(ctx context.Context, pathAndQuery string) *http.Request {
-	h := f.req.Header.Clone()
-	if h == nil {
-		h = http.Header{}
+	h := f.req.Header
+	_, te := h["Te"]
+	_, host := h["Host"]
+	if te || host || h == nil || len(f.origin.RequestHeaders) > 0 || f.origin.AWSV4 != nil || f.bucketTarget != (upstream.Target{}) {
+		// This attempt's own copy, to change (issue #14: an attempt that
+		// changes nothing sends the fetch's header as it is; nothing
+		// below writes to it).
+		h = h.Clone()
+		if h == nil {
+			h = http.Header{}
+		}
+		h.Del("Te")
+		h.Del("Host")
 	}
-	h.Del("Te")
-	h.Del("Host")
 	for _, add := range f.origin.RequestHeaders {
 		if strings.EqualFold(add.HeaderName, "Host") {
 			continue // the Host comes from hostRewrite (HST-1)
@@ -497,7 +508,9 @@ func (f *fetch) request(ctx context.Context, pathAndQuery string) *http.Request 
 	if err != nil {
 		u = &url.URL{Opaque: pathAndQuery}
 	}
-	r := (&http.Request{Method: f.req.Method, URL: u, Header: h, ContentLength: f.req.ContentLength}).WithContext(ctx)
+	var zero http.Request
+	r := zero.WithContext(ctx) // one allocation, not a request and its copy
+	r.Method, r.URL, r.Header, r.ContentLength = f.req.Method, u, h, f.req.ContentLength
 	switch {
 	case f.body != nil:
 		body := f.body

@@ -3,6 +3,8 @@ package fetch
 import (
 	"errors"
 	"io"
+	"log/slog"
+	"net/http"
 	"testing"
 	"time"
 
@@ -356,4 +358,64 @@ func TestTruncatedUpstreamBody(t *testing.T) {
 			t.Fatalf("HEAD: %d bytes, err %v, length %d", len(f.body), f.readErr, f.Response.ContentLength)
 		}
 	})
+}
+
+// fakeBody is an upstream body that says whether its next Read would wait
+// (as upstream's HTTP/1.1 bodies do).
+type fakeBody struct {
+	data  []byte
+	ready bool
+}
+
+func (b *fakeBody) Read(p []byte) (int, error) {
+	if len(b.data) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.data)
+	b.data = b.data[n:]
+	return n, nil
+}
+func (b *fakeBody) Close() error { return nil }
+func (b *fakeBody) Ready() bool  { return b.ready }
+
+// The body timers run only while a Read may wait for the origin (issue
+// #14): a body whose bytes are all here is read without arming either;
+// one that is not ready arms readTimeout's from the headers, and one whose
+// length is unknown arms responseTimeout's at its first byte. That the
+// armed timers cut what they should is TestBodyTimeouts'.
+func TestBodyTimersOnlyWhileWaiting(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		ready         bool
+		contentLength int64
+		gapAtHead     bool // readTimeout armed with the headers
+		total         bool // responseTimeout armed by the end
+	}{
+		{"all here with the head", true, 5, false, false},
+		{"not here yet", false, 5, true, false},
+		{"length unknown", true, -1, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fetch{e: &Engine{log: slog.New(slog.DiscardHandler)}, req: get("/timers")}
+			o := config.EffectiveOrigin{Name: "a", ReadTimeout: time.Minute, ResponseTimeout: time.Minute}
+			resp := &http.Response{StatusCode: 200, Header: http.Header{}, ContentLength: tc.contentLength,
+				Body: &fakeBody{data: []byte("hello"), ready: tc.ready}}
+			cancelled := false
+			b := f.choose(o, resp, func(error) { cancelled = true }).Body.(*body)
+			if armed := b.gap != nil; armed != tc.gapAtHead {
+				t.Errorf("readTimeout armed with the headers: %v, want %v", armed, tc.gapAtHead)
+			}
+			got, err := io.ReadAll(b)
+			if err != nil || string(got) != "hello" {
+				t.Fatalf("read %q, %v", got, err)
+			}
+			if armed := b.total != nil; armed != tc.total {
+				t.Errorf("responseTimeout armed: %v, want %v", armed, tc.total)
+			}
+			b.Close()
+			if !cancelled {
+				t.Error("closing the body did not cancel the attempt")
+			}
+		})
+	}
 }

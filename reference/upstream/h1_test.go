@@ -495,3 +495,60 @@ func TestH1RequestBodyFails(t *testing.T) {
 type iotestErrReader struct{}
 
 func (iotestErrReader) Read([]byte) (int, error) { return 0, errors.New("client went away") }
+
+// Ready says whether the body's next Read returns without waiting for the
+// origin (package fetch arms its read timers only for a Read that may
+// wait): a Content-Length body that came with its head is ready, one the
+// origin has not sent yet is not, a chunked one is not until it ended, and
+// an ended body is.
+func TestH1BodyReady(t *testing.T) {
+	type readyBody interface{ Ready() bool }
+	for _, tc := range []struct {
+		name      string
+		head      string
+		body      string // written with the head, or after release when later
+		later     bool
+		wantFirst bool
+	}{
+		{"with its head", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", "hello", false, true},
+		{"not sent yet", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", "hello", true, false},
+		{"chunked with its head", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "5\r\nhello\r\n0\r\n\r\n", false, false},
+		{"close-delimited with its head", "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", "hello", false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			o := startRaw(t, func(c net.Conn, _ *bufio.Reader, _ string) bool {
+				if !tc.later {
+					io.WriteString(c, tc.head+tc.body) // one write: one segment on loopback
+				} else {
+					io.WriteString(c, tc.head)
+					<-release
+					io.WriteString(c, tc.body)
+				}
+				return !strings.Contains(tc.head, "close")
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			resp, err := rawClient(t).RoundTrip(ctx, o.target(t), newReq(t, "GET", "/x"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			rb, ok := resp.Body.(readyBody)
+			if !ok {
+				t.Fatalf("%T has no Ready", resp.Body)
+			}
+			if got := rb.Ready(); got != tc.wantFirst {
+				t.Errorf("Ready before the first Read: %v, want %v", got, tc.wantFirst)
+			}
+			close(release)
+			b, err := io.ReadAll(resp.Body)
+			if err != nil || string(b) != "hello" {
+				t.Fatalf("body %q, %v", b, err)
+			}
+			if !rb.Ready() {
+				t.Error("an ended body is not Ready")
+			}
+		})
+	}
+}

@@ -344,6 +344,23 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	return n, b.after(n, err)
 }
 
+// Ready reports whether the next Read returns without waiting for the
+// origin: the body has ended, or (not chunked, where a buffered byte may
+// be part of a chunk's size line) some of it is buffered. Package fetch
+// arms its read timers only for a Read that may wait (issue #14). Call it
+// from the goroutine that reads.
+func (b *h1Body) Ready() bool {
+	switch {
+	case b.err != nil || b.state.Load() != bodyOpen:
+		return true
+	case b.mode == bodyFixed && b.remaining == 0:
+		return true
+	case b.mode != bodyChunked:
+		return b.pc.br.Buffered() > 0
+	}
+	return false
+}
+
 // after judges a Read's outcome: the body's end, a failure, or more to come.
 func (b *h1Body) after(n int, err error) error {
 	switch {
