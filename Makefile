@@ -43,7 +43,8 @@ bench:
 # Side by side with nginx (bench/cmd/bench-peers): hits and uncached
 # proxying, alternating wrk rounds, ratio of medians; installs nginx and wrk
 # from Debian when missing (as root). BENCH_PEERS_FLAGS: -rounds, -duration, -rows,
-# -epoll-probe (a minimal raw-epoll Go proxy on the /pass/ rows, informational).
+# -epoll-probe (a minimal raw-epoll Go proxy on the /pass/ rows, informational),
+# -goroutine-probe (the same proxy on goroutines and net.Conn, informational).
 .PHONY: bench-peers
 bench-peers:
 	$(GO) run ./bench/cmd/bench-peers $(BENCH_PEERS_FLAGS)

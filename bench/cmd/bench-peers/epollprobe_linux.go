@@ -300,20 +300,6 @@ func (p *epollProbe) response(o *probeConn) {
 	p.request(c) // a pipelined next request
 }
 
-// headerValue is the trimmed value of the first field name in head.
-func headerValue(head []byte, name string) ([]byte, bool) {
-	_, rest, _ := bytes.Cut(head, []byte("\r\n")) // the status line
-	for len(rest) > 0 {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\r\n"))
-		k, v, ok := bytes.Cut(line, []byte(":"))
-		if ok && bytes.EqualFold(k, []byte(name)) {
-			return bytes.TrimSpace(v), true
-		}
-	}
-	return nil, false
-}
-
 func (p *epollProbe) write(c *probeConn, b []byte) {
 	if len(c.out) > 0 {
 		c.out = append(c.out, b...)

@@ -30,9 +30,11 @@
 // ceiling for each row (their first round, /debug/pprof/profile).
 // -epoll-probe adds a fourth on the /pass/ rows (epollprobe_linux.go): a
 // minimal Go proxy on raw epoll with no per-request work, what an event
-// loop would buy, also informational.
+// loop would buy, also informational; -goroutine-probe a fifth
+// (goprobe.go): the same proxy on goroutines and net.Conn, what Go's
+// goroutine-per-connection model alone reaches, without net/http.
 //
-//	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-rows hit-1k,...] [-pprof DIR] [-ceiling=false] [-epoll-probe]
+//	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-rows hit-1k,...] [-pprof DIR] [-ceiling=false] [-epoll-probe] [-goroutine-probe]
 package main
 
 import (
@@ -82,11 +84,13 @@ type settings struct {
 	pprofDir    string // a CPU profile of edgecache per row, when set
 	ceiling     bool   // measure the bare Go net/http ceiling too
 	epollProbe  bool   // measure the raw-epoll probe on /pass/ rows too
+	goProbe     bool   // measure the goroutine probe on /pass/ rows too
 }
 
 func main() {
 	if len(os.Args) > 1 {
-		child := map[string]func(context.Context, []string) error{"-" + ceilingFlag: ceilingMain, "-" + epollProbeFlag: epollProbeMain}
+		child := map[string]func(context.Context, []string) error{"-" + ceilingFlag: ceilingMain, "-" + epollProbeFlag: epollProbeMain,
+			"-" + goProbeFlag: goProbeMain}
 		if serve, ok := child[os.Args[1]]; ok {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -107,6 +111,7 @@ func main() {
 	flag.StringVar(&s.pprofDir, "pprof", "", "write CPU profiles of edgecache and the ceiling per row (their first round) to `DIR`")
 	flag.BoolVar(&s.ceiling, "ceiling", true, "also measure a bare Go net/http server on the same bytes (informational)")
 	flag.BoolVar(&s.epollProbe, "epoll-probe", false, "also measure a minimal Go proxy on raw epoll on the /pass/ rows (informational, Linux)")
+	flag.BoolVar(&s.goProbe, "goroutine-probe", false, "also measure the same minimal proxy on goroutines and net.Conn on the /pass/ rows (informational)")
 	flag.Parse()
 	if s.epollProbe && !epollProbeSupported {
 		fmt.Fprintln(os.Stderr, "bench-peers: -epoll-probe: the epoll probe runs on Linux only")
@@ -177,7 +182,7 @@ func run(ctx context.Context, s settings) error {
 			return fmt.Errorf("-pprof: %w", err)
 		}
 	}
-	ports, err := freePorts(6) // origin, nginx proxy, edgecache, ceiling, edgecache admin, epoll probe
+	ports, err := freePorts(7) // origin, nginx proxy, edgecache, ceiling, edgecache admin, epoll probe, goroutine probe
 	if err != nil {
 		return err
 	}
@@ -195,6 +200,9 @@ func run(ctx context.Context, s settings) error {
 	}
 	if s.epollProbe {
 		order += " / epoll probe (/pass/ rows)"
+	}
+	if s.goProbe {
+		order += " / goroutine probe (/pass/ rows)"
 	}
 	fmt.Printf("bench-peers: %d round(s) of %v per row and implementation, wrk -t1 -c%d, alternating %s\n",
 		s.rounds, s.duration, s.connections, order)
@@ -255,6 +263,14 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 		defer pr.stop()
 		impls = append(impls, impl{probeName, fmt.Sprintf("http://127.0.0.1:%d", ports[5]), pr})
 	}
+	if s.goProbe {
+		pr, err := startProbe(ctx, dir, goProbeName, goProbeFlag, ports[6], ports[0])
+		if err != nil {
+			return "", err
+		}
+		defer pr.stop()
+		impls = append(impls, impl{goProbeName, fmt.Sprintf("http://127.0.0.1:%d", ports[6]), pr})
+	}
 	for _, im := range impls {
 		if err := waitHTTP(ctx, im.base+"/hit/1k.bin"); err != nil {
 			return "", fmt.Errorf("%s: %w\n%s", im.name, err, im.p.tail())
@@ -271,6 +287,10 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 	if s.epollProbe {
 		fmt.Fprintf(&b, " epoll probe req/s (median, min–max) | probe ÷ nginx |")
 		cols += 2
+	}
+	if s.goProbe {
+		fmt.Fprintf(&b, " goroutine probe req/s (median, min–max) | goroutine probe ÷ nginx | edgecache ÷ goroutine probe |")
+		cols += 3
 	}
 	fmt.Fprintf(&b, "\n|%s\n", strings.Repeat("---|", cols))
 	for _, r := range s.rows {
@@ -306,19 +326,31 @@ func startEdge(ctx context.Context, s settings, dir, edgecache string, ports []i
 	return edge, nil
 }
 
-// probeName is the epoll probe's name in the tables.
-const probeName = "epoll probe"
+// The probes' names in the tables.
+const (
+	probeName   = "epoll probe"
+	goProbeName = "goroutine probe"
+)
+
+// isProbe: the probes only proxy (the /pass/ rows) and are not profiled.
+func isProbe(name string) bool { return name == probeName || name == goProbeName }
 
 // startEpollProbe runs this program as the epoll probe (epollprobe_linux.go)
 // on ports[5], in front of the origin on ports[0].
 func startEpollProbe(ctx context.Context, dir string, ports []int) (*proc, error) {
+	return startProbe(ctx, dir, probeName, epollProbeFlag, ports[5], ports[0])
+}
+
+// startProbe runs this program as the probe name (its hidden flag) on
+// port, in front of the origin on originPort.
+func startProbe(ctx context.Context, dir, name, flag string, port, originPort int) (*proc, error) {
 	self, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("finding this program for the epoll probe: %w", err)
+		return nil, fmt.Errorf("finding this program for the %s: %w", name, err)
 	}
-	p := &proc{name: probeName}
-	err = p.start(ctx, filepath.Join(dir, "epoll-probe.out"), self, "-"+epollProbeFlag,
-		fmt.Sprintf("127.0.0.1:%d", ports[5]), fmt.Sprintf("127.0.0.1:%d", ports[0]))
+	p := &proc{name: name}
+	err = p.start(ctx, filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".out"), self, "-"+flag,
+		fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("127.0.0.1:%d", originPort))
 	return p, err
 }
 
@@ -337,8 +369,8 @@ func startCeiling(ctx context.Context, dir string, ports []int) (*proc, error) {
 // measureRow runs one row's alternating rounds and latency runs and
 // returns its table line.
 func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row, mode string, adminPort int) (string, error) {
-	if !strings.HasPrefix(r.path, "/pass/") { // the probe only proxies
-		impls = slices.DeleteFunc(slices.Clone(impls), func(im impl) bool { return im.name == probeName })
+	if !strings.HasPrefix(r.path, "/pass/") { // the probes only proxy
+		impls = slices.DeleteFunc(slices.Clone(impls), func(im impl) bool { return isProbe(im.name) })
 	}
 	for _, im := range impls { // fill the caches; every response must be complete
 		if err := checkFull(ctx, im.base+r.path, r.size, 3); err != nil {
@@ -350,7 +382,7 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 	for round := range s.rounds {
 		for _, im := range impls {
 			var prof func() error
-			if s.pprofDir != "" && round == 0 && im.name != "nginx" && im.name != probeName {
+			if s.pprofDir != "" && round == 0 && im.name != "nginx" && !isProbe(im.name) {
 				url := fmt.Sprintf("http://127.0.0.1:%d", adminPort) // edgecache's admin listener
 				if im.name == "ceiling" {
 					url = im.base
@@ -401,6 +433,13 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 			line += fmt.Sprintf(" %s | %.2f× |", spread(pr), median(pr)/n)
 		} else {
 			line += " — | — |"
+		}
+	}
+	if s.goProbe {
+		if pr, ok := rps[goProbeName]; ok {
+			line += fmt.Sprintf(" %s | %.2f× | %.2f× |", spread(pr), median(pr)/n, e/median(pr))
+		} else {
+			line += " — | — | — |"
 		}
 	}
 	return line + "\n", nil

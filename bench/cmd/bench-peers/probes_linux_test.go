@@ -38,6 +38,10 @@ func probeOrigin(t *testing.T) (*httptest.Server, *atomic.Int64, *atomic.Int64) 
 		w.Header().Set("Content-Length", strconv.Itoa(n))
 		w.Write(pattern(n))
 	}))
+	// A probe that forwards a head whose body never follows leaves a
+	// request waiting for it: the read timeout ends it, so that Close does
+	// not wait forever and the test fails rather than hangs.
+	srv.Config.ReadTimeout = 5 * time.Second
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
 			conns.Add(1)
@@ -48,9 +52,25 @@ func probeOrigin(t *testing.T) (*httptest.Server, *atomic.Int64, *atomic.Int64) 
 	return srv, &reqs, &conns
 }
 
-func startProbe(t *testing.T, origin string) string {
+// probe is what the tests start: the epoll probe or the goroutine probe.
+type probe interface {
+	Addr() string
+	run(ctx context.Context) error
+}
+
+// probeKinds are the probes, by their name in the tables; each test runs
+// against both, which share one contract.
+var probeKinds = []struct {
+	name string
+	make func(listen, origin string) (probe, error)
+}{
+	{probeName, func(l, o string) (probe, error) { return newEpollProbe(l, o) }},
+	{goProbeName, func(l, o string) (probe, error) { return newGoProbe(l, o) }},
+}
+
+func startTestProbe(t *testing.T, kind func(listen, origin string) (probe, error), origin string) string {
 	t.Helper()
-	p, err := newEpollProbe("127.0.0.1:0", origin)
+	p, err := kind("127.0.0.1:0", origin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,12 +91,14 @@ func startProbe(t *testing.T, origin string) string {
 	return p.Addr()
 }
 
-// The probe passes whole bodies (small, and larger than its read buffer
+// The probes pass whole bodies (small, and larger than its read buffer
 // and the sockets' buffers), each request reaching the origin once, over
 // reused origin connections.
-func TestEpollProbeProxiesWholeBodies(t *testing.T) {
+func TestProbesProxyWholeBodies(t *testing.T) { forEachProbe(t, testProxiesWholeBodies) }
+
+func testProxiesWholeBodies(t *testing.T, kind func(listen, origin string) (probe, error)) {
 	origin, reqs, conns := probeOrigin(t)
-	addr := startProbe(t, strings.TrimPrefix(origin.URL, "http://"))
+	addr := startTestProbe(t, kind, strings.TrimPrefix(origin.URL, "http://"))
 	tr := &http.Transport{MaxIdleConnsPerHost: 8}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
@@ -120,12 +142,16 @@ func TestEpollProbeProxiesWholeBodies(t *testing.T) {
 	}
 }
 
-// What the probe cannot pass on whole (a response without Content-Length,
+// What a probe cannot pass on whole (a response without Content-Length,
 // a method other than GET, a GET with a body) ends the client's connection: never a body
 // taken for a whole one.
-func TestEpollProbeRefusesWhatItCannotPassWhole(t *testing.T) {
+func TestProbesRefuseWhatTheyCannotPassWhole(t *testing.T) {
+	forEachProbe(t, testRefusesWhatItCannotPassWhole)
+}
+
+func testRefusesWhatItCannotPassWhole(t *testing.T, kind func(listen, origin string) (probe, error)) {
 	origin, _, _ := probeOrigin(t)
-	addr := startProbe(t, strings.TrimPrefix(origin.URL, "http://"))
+	addr := startTestProbe(t, kind, strings.TrimPrefix(origin.URL, "http://"))
 	tr := &http.Transport{}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
@@ -158,25 +184,41 @@ func TestEpollProbeRefusesWhatItCannotPassWhole(t *testing.T) {
 	}
 }
 
-// A bad origin address is refused, naming it.
-func TestEpollProbeBadOrigin(t *testing.T) {
-	for _, origin := range []string{"no-port", "[::1]:80"} {
-		_, err := newEpollProbe("127.0.0.1:0", origin)
-		if err == nil || !strings.Contains(err.Error(), origin) {
-			t.Errorf("origin %q: err %v, want one naming it", origin, err)
+// A bad origin address is refused, naming it (the epoll probe takes IPv4
+// only).
+func TestProbesBadOrigin(t *testing.T) {
+	for _, k := range probeKinds {
+		bad := []string{"no-port"}
+		if k.name == probeName {
+			bad = append(bad, "[::1]:80")
+		}
+		for _, origin := range bad {
+			_, err := k.make("127.0.0.1:0", origin)
+			if err == nil || !strings.Contains(err.Error(), origin) {
+				t.Errorf("%s, origin %q: err %v, want one naming it", k.name, origin, err)
+			}
 		}
 	}
 }
 
+// forEachProbe runs test against each probe.
+func forEachProbe(t *testing.T, test func(t *testing.T, kind func(listen, origin string) (probe, error))) {
+	for _, k := range probeKinds {
+		t.Run(k.name, func(t *testing.T) { test(t, k.make) })
+	}
+}
+
 // An origin refusing the connection ends the client's.
-func TestEpollProbeOriginRefuses(t *testing.T) {
+func TestProbesOriginRefuses(t *testing.T) { forEachProbe(t, testOriginRefuses) }
+
+func testOriginRefuses(t *testing.T, kind func(listen, origin string) (probe, error)) {
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	refused := ln.Addr().String()
 	ln.Close()
-	addr := startProbe(t, refused)
+	addr := startTestProbe(t, kind, refused)
 	client := &http.Client{Transport: &http.Transport{}, Timeout: 10 * time.Second}
 	resp, err := client.Get("http://" + addr + "/pass/10")
 	if err == nil {
