@@ -137,14 +137,25 @@ func (p *goProbe) serve(c net.Conn) {
 		if !bytes.HasPrefix(head, []byte("GET ")) || chunked || withLength && !bytes.Equal(cl, []byte("0")) {
 			return // not a GET, or one with a body its head does not carry
 		}
-		o, err := p.originConn()
+		o, reused, err := p.originConn()
 		if err != nil {
 			return
 		}
 		var headLen int
 		resp, headLen, err = o.exchange(head, resp[:0])
-		if err != nil {
+		if err != nil && reused {
+			// The origin closed the idle connection (its keep-alive
+			// timeout): once more on a new one, as the epoll probe's
+			// idle connections see the close and are not reused.
 			o.nc.Close()
+			if o, _, err = p.dial(); err == nil {
+				resp, headLen, err = o.exchange(head, resp[:0])
+			}
+		}
+		if err != nil {
+			if o != nil {
+				o.nc.Close()
+			}
 			return
 		}
 		conn, _ := headerValue(resp[:headLen], "Connection")
@@ -213,21 +224,25 @@ func readProbeHead(br *bufio.Reader, buf []byte) ([]byte, error) {
 	}
 }
 
-// originConn is an idle origin connection, or a new one.
-func (p *goProbe) originConn() (*goOrigin, error) {
+// originConn is an idle origin connection (reused), or a new one.
+func (p *goProbe) originConn() (_ *goOrigin, reused bool, _ error) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		o := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return o, nil
+		return o, true, nil
 	}
 	p.mu.Unlock()
+	return p.dial()
+}
+
+func (p *goProbe) dial() (*goOrigin, bool, error) {
 	nc, err := net.Dial("tcp", p.origin)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return &goOrigin{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}, nil
+	return &goOrigin{nc: nc, br: bufio.NewReaderSize(nc, 16<<10)}, false, nil
 }
 
 // put keeps an origin connection for the next request.

@@ -229,3 +229,37 @@ func testOriginRefuses(t *testing.T, kind func(listen, origin string) (probe, er
 		t.Errorf("the client timed out (%v); the probe should have closed its connection", err)
 	}
 }
+
+// An origin that closed an idle connection (its keep-alive timeout) does
+// not fail the next request: the probes do not hand it a dead connection.
+func TestProbesOriginClosesIdle(t *testing.T) { forEachProbe(t, testOriginClosesIdle) }
+
+func testOriginClosesIdle(t *testing.T, kind func(listen, origin string) (probe, error)) {
+	origin, reqs, _ := probeOrigin(t)
+	addr := startTestProbe(t, kind, strings.TrimPrefix(origin.URL, "http://"))
+	get := func(i int) {
+		t.Helper()
+		// A new client connection per request (net/http would resend a
+		// GET that failed on a reused one, and hide a probe's failure),
+		// without Connection: close (the probe would pass it on, and the
+		// origin would not keep the connection).
+		tr := &http.Transport{}
+		defer tr.CloseIdleConnections()
+		client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		resp, err := client.Get(fmt.Sprintf("http://%s/pass/%d", addr, 100+i))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.Equal(b, pattern(100+i)) {
+			t.Fatalf("request %d: %d bytes, %v", i, len(b), err)
+		}
+	}
+	get(1)
+	origin.CloseClientConnections() // the probe's idle origin connection
+	get(2)
+	if n := reqs.Load(); n != 2 {
+		t.Errorf("the origin saw %d requests for 2", n)
+	}
+}
