@@ -552,3 +552,52 @@ func TestH1BodyReady(t *testing.T) {
 		})
 	}
 }
+
+// A response is read through a buffer of h1ReadSize (a head and a 64 KiB
+// body in one read), which only a connection reading a response holds: an
+// idle connection gives its reader back, and the next response on any
+// connection reads through it again (issue #14).
+func TestH1ReaderOnlyWhileReading(t *testing.T) {
+	body := strings.Repeat("x", 64<<10)
+	o := startRaw(t, fixed("HTTP/1.1 200 OK\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+body))
+	c := rawClient(t)
+	tgt := o.target(t)
+	idle := func() *h1Conn {
+		t.Helper()
+		rt, err := c.roundTripper(tgt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := rt.(*h1Pool)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if len(p.idle) != 1 {
+			t.Fatalf("%d idle connections, want 1", len(p.idle))
+		}
+		return p.idle[0]
+	}
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp, err := c.RoundTrip(ctx, tgt, newReq(t, "GET", "/x"))
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		pc := resp.Body.(*h1Body).pc
+		if pc.br == nil || pc.br.Size() != h1ReadSize {
+			t.Errorf("request %d: reading through %v, want a reader of %d bytes", i+1, pc.br, h1ReadSize)
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cancel()
+		if err != nil || string(b) != body {
+			t.Fatalf("request %d: %d bytes, %v", i+1, len(b), err)
+		}
+		if pc := idle(); pc.br != nil {
+			t.Errorf("after request %d the idle connection holds a reader", i+1)
+		}
+	}
+	if o.conns.Load() != 1 {
+		t.Errorf("%d connections for two requests, want 1", o.conns.Load())
+	}
+}

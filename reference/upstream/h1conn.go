@@ -26,10 +26,13 @@ import (
 // goroutine runs for it otherwise (a streaming request body is written by
 // one of its own, see writeBody).
 type h1Conn struct {
-	pool      *h1Pool
-	nc        net.Conn
-	ip        string          // the origin's IP (remoteIP), for the attempt's log
-	raw       syscall.RawConn // the TCP socket, for usable's peek; nil if none
+	pool *h1Pool
+	nc   net.Conn
+	ip   string          // the origin's IP (remoteIP), for the attempt's log
+	raw  syscall.RawConn // the TCP socket, for usable's peek; nil if none
+	// br reads the responses, while one is being read: an idle
+	// connection holds none (its reader, empty, went back to the
+	// client's pool with the last response's end).
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	tls       *tls.ConnectionState
@@ -52,7 +55,7 @@ const (
 )
 
 func newH1Conn(p *h1Pool, nc net.Conn) *h1Conn {
-	pc := &h1Conn{pool: p, nc: nc, ip: remoteIP(nc), br: bufio.NewReaderSize(nc, 16<<10), bw: bufio.NewWriterSize(nc, 4<<10)}
+	pc := &h1Conn{pool: p, nc: nc, ip: remoteIP(nc), bw: bufio.NewWriterSize(nc, 4<<10)}
 	tcp := nc
 	if tc, ok := nc.(*tls.Conn); ok {
 		st := tc.ConnectionState()
@@ -69,6 +72,33 @@ func newH1Conn(p *h1Pool, nc net.Conn) *h1Conn {
 	pc.idleTimer = time.AfterFunc(time.Hour, func() { p.expire(pc) })
 	pc.idleTimer.Stop()
 	return pc
+}
+
+// h1ReadSize is the size of the buffer a response is read through: a
+// head and a 64 KiB body that have arrived come in one read, and so go to
+// the edge's client in one write (the edge copies bodies through 64 KiB
+// buffers; issue #14: with 16 KiB, a 64 KiB response took two reads here
+// and two writes there). Only connections reading a response hold one.
+const h1ReadSize = 68 << 10
+
+// reader is a response reader for nc, from the client's pool.
+func (c *Client) reader(nc net.Conn) *bufio.Reader {
+	if br, ok := c.readers.Get().(*bufio.Reader); ok {
+		br.Reset(nc)
+		return br
+	}
+	return bufio.NewReaderSize(nc, h1ReadSize)
+}
+
+// releaseReader gives the connection's reader back to the client's pool
+// once a response has ended with nothing buffered beyond it; only the
+// goroutine reading the response may call it (a connection closed from
+// elsewhere keeps its reader).
+func (pc *h1Conn) releaseReader() {
+	br := pc.br
+	pc.br = nil
+	br.Reset(nil)
+	pc.pool.c.readers.Put(br)
 }
 
 // close closes the connection once and frees its slot in the pool.
@@ -89,7 +119,7 @@ func (pc *h1Conn) close() {
 // records may legitimately arrive (session tickets). A close still in
 // flight is not seen: that request fails, an attempt like any other.
 func (pc *h1Conn) usable() bool {
-	if pc.br.Buffered() > 0 {
+	if pc.br != nil && pc.br.Buffered() > 0 {
 		return false // bytes beyond the last response
 	}
 	if pc.raw == nil {
@@ -104,6 +134,9 @@ func (pc *h1Conn) usable() bool {
 // exchange writes req and reads the response head; stop undoes the
 // context's close of the connection.
 func (pc *h1Conn) exchange(ctx context.Context, req *http.Request, uri, host string, stop func() bool) (*http.Response, error) {
+	if pc.br == nil {
+		pc.br = pc.pool.c.reader(pc.nc)
+	}
 	chunked, err := pc.writeHead(req, uri, host)
 	if err != nil {
 		return nil, fmt.Errorf("writing the request: %w", err)

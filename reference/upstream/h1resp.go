@@ -445,6 +445,7 @@ func (b *h1Body) finish(reuse bool) {
 		reuse = pc.bodySent()
 	}
 	if reuse {
+		pc.releaseReader() // empty: checked above
 		pc.pool.put(pc)
 	} else {
 		pc.close()

@@ -147,6 +147,8 @@ type Client struct {
 	idle     time.Duration
 	maxConns int
 
+	readers sync.Pool // *bufio.Reader of h1ReadSize, for HTTP/1.1 exchanges
+
 	mu         sync.Mutex
 	rts        map[Target]*list.Element // of *cached, most recently used first
 	lru        list.List
