@@ -393,6 +393,28 @@ type writeErr struct {
 	err error
 }
 
+// WriteBuffers passes a stored body's chunks to w at once (store.BuffersWriter).
+func (e *writeErr) WriteBuffers(bufs [][]byte) (int64, error) {
+	var n int64
+	var err error
+	if bw, ok := e.w.(store.BuffersWriter); ok {
+		n, err = bw.WriteBuffers(bufs)
+	} else {
+		for _, b := range bufs {
+			var m int
+			m, err = e.w.Write(b)
+			n += int64(m)
+			if err != nil {
+				break
+			}
+		}
+	}
+	if err != nil && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
 func (e *writeErr) Write(p []byte) (int, error) {
 	n, err := e.w.Write(p)
 	if err != nil && e.err == nil {
@@ -470,6 +492,26 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 		w.flush()
 	}
 	return n, err
+}
+
+// WriteBuffers writes a stored body's chunks: in one gathered write
+// through h1serve (h1serve.BuffersWriter), else Write of each.
+func (w *statusWriter) WriteBuffers(bufs [][]byte) (int64, error) {
+	w.commit()
+	if bw, ok := w.ResponseWriter.(h1serve.BuffersWriter); ok && (w.src == nil || !w.src.Streaming()) {
+		n, err := bw.WriteBuffers(bufs)
+		w.n += n
+		return n, err
+	}
+	var n int64
+	for _, b := range bufs {
+		m, err := w.Write(b)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // flush sends what the server buffered of the response.

@@ -37,7 +37,9 @@
 // reused, else closed; Content-Type sniffed as net/http does. Writes are
 // buffered (8 KiB); one that overflows the buffer goes out with it in one
 // gathered write (writev), so a head and a large body cost one system
-// call. A handler that sends the same fields in many responses may
+// call; a body in several buffers (a stored entry's chunks) may go out
+// with its head in one gathered write (BuffersWriter). A handler that
+// sends the same fields in many responses may
 // render them once (Render) and send them through FieldsWriter, with one
 // field's value given per response (the edge's cache hits, with Age):
 // the bytes are those the header map would give, without the map.

@@ -64,6 +64,16 @@ func Render(h http.Header, name string) *Fields {
 	return f
 }
 
+// BuffersWriter is the http.ResponseWriter of this server: a handler whose
+// body lies in several buffers (a stored entry's chunks) may write them
+// in one gathered write (writev) with the head, where a Write per buffer
+// costs a system call each and, on loopback, leaves a short TCP segment
+// after each 64 KiB (see the memory store's WriteTo). It takes effect
+// for a response with a Content-Length; otherwise it is Write of each.
+type BuffersWriter interface {
+	WriteBuffers(bufs [][]byte) (int64, error)
+}
+
 // FieldsWriter is the http.ResponseWriter of this server: a handler may
 // send rendered fields through it (type-assert; other servers' writers
 // are not one).

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -145,4 +146,72 @@ func rawExchange(t *testing.T, addr, raw string) string {
 		}
 		return "Date: -\r\n"
 	})
+}
+
+// A body written with WriteBuffers is on the wire byte for byte what a
+// Write of each buffer gives: with a Content-Length (gathered with the
+// head), without one (chunked), for HEAD, within the 4 KiB held back,
+// sniffed, and past the declared length (ErrContentLength, what fitted
+// sent).
+func TestWriteBuffersAsWrites(t *testing.T) {
+	part := func(n int, c byte) []byte { return bytes.Repeat([]byte{c}, n) }
+	big := [][]byte{part(64<<10, 'a'), part(64<<10, 'b'), part(1000, 'c')}
+	for _, tc := range []struct {
+		name    string
+		length  string // Content-Length, "" for none
+		request string
+		bufs    [][]byte
+		wantErr error
+	}{
+		{"declared", "132072", "GET /x HTTP/1.1\r\nHost: a\r\n", big, nil},
+		{"no length", "", "GET /x HTTP/1.1\r\nHost: a\r\n", big, nil},
+		{"HEAD", "132072", "HEAD /x HTTP/1.1\r\nHost: a\r\n", big, nil},
+		{"small", "30", "GET /x HTTP/1.1\r\nHost: a\r\n", [][]byte{part(10, 'a'), part(20, 'b')}, nil},
+		{"sniffed", "132072", "GET /x HTTP/1.1\r\nHost: a\r\n", append([][]byte{{}}, big...), nil},
+		{"past the length", "70000", "GET /x HTTP/1.1\r\nHost: a\r\n", big, http.ErrContentLength},
+		{"HTTP/1.0", "132072", "GET /x HTTP/1.0\r\n", big, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			errs := map[string]error{}
+			addr, _ := start(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/end" {
+					io.WriteString(w, "end")
+					return
+				}
+				if tc.length != "" {
+					w.Header().Set("Content-Length", tc.length)
+				}
+				if tc.name != "sniffed" {
+					w.Header().Set("Content-Type", "application/octet-stream")
+				}
+				var err error
+				if r.URL.Path == "/buffers" {
+					_, err = w.(BuffersWriter).WriteBuffers(tc.bufs)
+				} else {
+					for _, b := range tc.bufs {
+						if _, err = w.Write(b); err != nil {
+							break
+						}
+					}
+				}
+				mu.Lock()
+				errs[r.URL.Path] = err
+				mu.Unlock()
+			}))
+			get := func(path string) string {
+				raw := strings.Replace(tc.request, "/x", path, 1) + "\r\nGET /end HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+				return rawExchange(t, addr, raw)
+			}
+			want, got := get("/writes"), get("/buffers")
+			if got != want {
+				t.Errorf("WriteBuffers sent %d bytes:\n%.300q\nWrite of each %d:\n%.300q", len(got), got, len(want), want)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if errs["/buffers"] != tc.wantErr || errs["/writes"] != tc.wantErr {
+				t.Errorf("errors: WriteBuffers %v, Write of each %v; want %v", errs["/buffers"], errs["/writes"], tc.wantErr)
+			}
+		})
+	}
 }

@@ -105,6 +105,48 @@ func (w *response) Write(p []byte) (int, error) {
 	return len(p), w.err
 }
 
+// WriteBuffers implements BuffersWriter: bufs' bytes as Write of each in
+// turn would send them, in one gathered write with the head when the
+// response declared its length; otherwise (no Content-Length, HEAD, a
+// body that fits the hold-back buffer) it is Write of each.
+func (w *response) WriteBuffers(bufs [][]byte) (int64, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	var total int64
+	for _, b := range bufs {
+		total += int64(len(b))
+	}
+	if w.err != nil || w.noBody || w.chunked || w.cl < 0 || w.written+total > w.cl ||
+		!w.sent && int64(len(w.buf))+total <= bodyBufSize {
+		var n int64
+		for _, b := range bufs {
+			m, err := w.Write(b)
+			n += int64(m)
+			if err != nil {
+				return n, err
+			}
+		}
+		return n, nil
+	}
+	w.written += total
+	if !w.sent {
+		var first []byte // for sniffing the type, as Write would
+		for _, b := range bufs {
+			if len(b) > 0 {
+				first = b
+				break
+			}
+		}
+		w.writeHead(false, first)
+		w.writeBody(w.buf)
+		w.buf = w.buf[:0]
+	}
+	n, err := w.c.bw.WriteBuffers(bufs)
+	w.fail(err)
+	return n, w.err
+}
+
 func (w *response) WriteString(s string) (int, error) {
 	return w.Write([]byte(s)) // the edge writes bytes; this is for io.WriteString
 }

@@ -56,6 +56,33 @@ func (g *gatherWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// WriteBuffers writes what is buffered and bufs in one gathered write
+// (writev, as many system calls as the socket takes them in); n counts
+// bufs' bytes written.
+func (g *gatherWriter) WriteBuffers(bufs [][]byte) (n int64, err error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	held := len(g.buf)
+	v := make(net.Buffers, 0, len(bufs)+1)
+	if held > 0 {
+		v = append(v, g.buf)
+	}
+	v = append(v, bufs...)
+	var want int64
+	for _, b := range bufs {
+		want += int64(len(b))
+	}
+	n, err = v.WriteTo(g.w)
+	g.buf = g.buf[:0]
+	n = max(0, n-int64(held))
+	if err == nil && n < want {
+		err = io.ErrShortWrite
+	}
+	g.err = err
+	return n, err
+}
+
 func (g *gatherWriter) WriteString(s string) (int, error) {
 	if g.err != nil {
 		return 0, g.err

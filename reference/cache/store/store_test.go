@@ -690,3 +690,66 @@ func TestMemoryWriteTo(t *testing.T) {
 		t.Errorf("closed reader: WriteTo = %d, %v; want 0, ErrClosed", n, err)
 	}
 }
+
+// buffersRecorder is a BuffersWriter that records its calls.
+type buffersRecorder struct {
+	bytes.Buffer
+	gathered [][][]byte // the buffers of each WriteBuffers call
+	writes   int
+}
+
+func (b *buffersRecorder) WriteBuffers(bufs [][]byte) (int64, error) {
+	b.gathered = append(b.gathered, bufs)
+	var n int64
+	for _, p := range bufs {
+		m, _ := b.Buffer.Write(p)
+		n += int64(m)
+	}
+	return n, nil
+}
+
+func (b *buffersRecorder) Write(p []byte) (int, error) {
+	b.writes++
+	return b.Buffer.Write(p)
+}
+
+// TestMemoryWriteToGathers: to a BuffersWriter, a rest that spans more
+// than one chunk goes in one WriteBuffers call of the stored chunks
+// themselves (no copy), from the offset; a rest within one chunk in one
+// Write.
+func TestMemoryWriteToGathers(t *testing.T) {
+	m := NewMemory(64 << 20)
+	body := pattern(9, 3*chunkSize+123)
+	put(t, m, "k", []byte("{}"), body, 1000)
+	for _, tc := range []struct {
+		from             int64
+		gathered, writes int
+	}{
+		{0, 1, 0}, {chunkSize - 1, 1, 0}, {2*chunkSize + 123, 1, 0}, {3*chunkSize - 1, 1, 0}, {3 * chunkSize, 0, 1}, {3*chunkSize + 100, 0, 1},
+	} {
+		rd, ok := m.Open("k")
+		if !ok {
+			t.Fatal("entry missing")
+		}
+		if _, err := rd.Seek(tc.from, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		var got buffersRecorder
+		n, err := rd.(io.WriterTo).WriteTo(&got)
+		if err != nil || n != int64(len(body))-tc.from || !bytes.Equal(got.Bytes(), body[tc.from:]) {
+			t.Errorf("from %d: wrote %d bytes (err %v), want the %d bytes after it", tc.from, n, err, int64(len(body))-tc.from)
+		}
+		if len(got.gathered) != tc.gathered || got.writes != tc.writes {
+			t.Errorf("from %d: %d gathered calls and %d writes, want %d and %d", tc.from, len(got.gathered), got.writes, tc.gathered, tc.writes)
+		}
+		if len(got.gathered) == 1 {
+			if bufs := got.gathered[0]; len(bufs[len(bufs)-1]) == 0 || &bufs[len(bufs)-1][0] != &rd.(*memReader).e.chunks[3][0] {
+				t.Errorf("from %d: the last buffer is not the stored chunk's own bytes", tc.from)
+			}
+		}
+		if rest, _ := rd.Read(make([]byte, 1)); rest != 0 {
+			t.Errorf("from %d: the reader's offset is not at the end after WriteTo", tc.from)
+		}
+		rd.Close()
+	}
+}
