@@ -400,19 +400,25 @@ func (e *writeErr) WriteBuffers(bufs [][]byte) (int64, error) {
 	if bw, ok := e.w.(store.BuffersWriter); ok {
 		n, err = bw.WriteBuffers(bufs)
 	} else {
-		for _, b := range bufs {
-			var m int
-			m, err = e.w.Write(b)
-			n += int64(m)
-			if err != nil {
-				break
-			}
-		}
+		n, err = writeEach(e.w, bufs)
 	}
 	if err != nil && e.err == nil {
 		e.err = err
 	}
 	return n, err
+}
+
+// writeEach writes bufs to w one Write each, up to the first error.
+func writeEach(w io.Writer, bufs [][]byte) (int64, error) {
+	var n int64
+	for _, b := range bufs {
+		m, err := w.Write(b)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func (e *writeErr) Write(p []byte) (int, error) {
@@ -503,15 +509,7 @@ func (w *statusWriter) WriteBuffers(bufs [][]byte) (int64, error) {
 		w.n += n
 		return n, err
 	}
-	var n int64
-	for _, b := range bufs {
-		m, err := w.Write(b)
-		n += int64(m)
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return writeEach(w, bufs)
 }
 
 // flush sends what the server buffered of the response.
