@@ -295,9 +295,7 @@ func (r *memReader) WriteTo(w io.Writer) (int64, error) {
 		if r.closed.Load() {
 			return n, ErrClosed
 		}
-		c := r.e.chunks[r.off/chunkSize]
-		c = c[r.off%chunkSize:]
-		c = c[:min(int64(len(c)), r.e.size-r.off)]
+		c := r.e.piece(r.off)
 		m, err := w.Write(c)
 		r.off += int64(m)
 		n += int64(m)
@@ -311,6 +309,13 @@ func (r *memReader) WriteTo(w io.Writer) (int64, error) {
 	return n, nil
 }
 
+// piece is the stored bytes from off to the end of off's chunk (or of
+// the body), the entry's own.
+func (e *memEntry) piece(off int64) []byte {
+	c := e.chunks[off/chunkSize][off%chunkSize:]
+	return c[:min(int64(len(c)), e.size-off)]
+}
+
 // writeBuffers is WriteTo through w.WriteBuffers.
 func (r *memReader) writeBuffers(w BuffersWriter) (int64, error) {
 	if r.closed.Load() {
@@ -319,9 +324,7 @@ func (r *memReader) writeBuffers(w BuffersWriter) (int64, error) {
 	left := r.e.size - r.off
 	bufs := make([][]byte, 0, (left+chunkSize-1)/chunkSize+1)
 	for off := r.off; off < r.e.size; {
-		c := r.e.chunks[off/chunkSize]
-		c = c[off%chunkSize:]
-		c = c[:min(int64(len(c)), r.e.size-off)]
+		c := r.e.piece(off)
 		bufs = append(bufs, c)
 		off += int64(len(c))
 	}
