@@ -233,10 +233,8 @@ func (p *epollProbe) request(c *probeConn) {
 		return
 	}
 	head := c.in[:end]
-	cl, withLength := headerValue(head, "Content-Length")
-	_, chunked := headerValue(head, "Transfer-Encoding")
-	if !bytes.HasPrefix(head, []byte("GET ")) || chunked || withLength && !bytes.Equal(cl, []byte("0")) {
-		p.drop(c) // not a GET, or one with a body its head does not carry
+	if !forwardable(head) {
+		p.drop(c)
 		return
 	}
 	o, err := p.originConn()
@@ -278,9 +276,8 @@ func (p *epollProbe) response(o *probeConn) {
 		return
 	}
 	head := o.in[:end]
-	cl, ok := headerValue(head, "Content-Length")
-	n, err := strconv.Atoi(string(cl))
-	if _, chunked := headerValue(head, "Transfer-Encoding"); !ok || err != nil || n < 0 || chunked || o.peer == nil {
+	n, ok := wholeLength(head)
+	if !ok || o.peer == nil {
 		p.drop(o) // not a response this probe can pass on whole
 		return
 	}

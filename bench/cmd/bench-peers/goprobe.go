@@ -132,10 +132,8 @@ func (p *goProbe) serve(c net.Conn) {
 		if head, err = readProbeHead(br, head[:0]); err != nil {
 			return
 		}
-		cl, withLength := headerValue(head, "Content-Length")
-		_, chunked := headerValue(head, "Transfer-Encoding")
-		if !bytes.HasPrefix(head, []byte("GET ")) || chunked || withLength && !bytes.Equal(cl, []byte("0")) {
-			return // not a GET, or one with a body its head does not carry
+		if !forwardable(head) {
+			return
 		}
 		o, reused, err := p.originConn()
 		if err != nil {
@@ -180,9 +178,8 @@ func (o *goOrigin) exchange(head, resp []byte) (_ []byte, headLen int, _ error) 
 	if err != nil {
 		return nil, 0, err
 	}
-	cl, ok := headerValue(resp, "Content-Length")
-	n, err := strconv.Atoi(string(cl))
-	if _, chunked := headerValue(resp, "Transfer-Encoding"); !ok || err != nil || n < 0 || chunked {
+	n, ok := wholeLength(resp)
+	if !ok {
 		return nil, 0, errors.New("not a response the probe can pass on whole")
 	}
 	headLen = len(resp)
@@ -191,6 +188,25 @@ func (o *goOrigin) exchange(head, resp []byte) (_ []byte, headLen int, _ error) 
 		return nil, 0, err
 	}
 	return resp, headLen, nil
+}
+
+// forwardable reports whether a probe passes a request head on: a GET
+// whose head carries no body (one that declared a body would have it
+// taken for the next request's head), the same for both probes.
+func forwardable(head []byte) bool {
+	cl, withLength := headerValue(head, "Content-Length")
+	_, chunked := headerValue(head, "Transfer-Encoding")
+	return bytes.HasPrefix(head, []byte("GET ")) && !chunked && (!withLength || bytes.Equal(cl, []byte("0")))
+}
+
+// wholeLength is a response head's Content-Length, and false for a
+// response a probe cannot pass on whole (no or a bad Content-Length,
+// Transfer-Encoding).
+func wholeLength(head []byte) (int, bool) {
+	cl, ok := headerValue(head, "Content-Length")
+	n, err := strconv.Atoi(string(cl))
+	_, chunked := headerValue(head, "Transfer-Encoding")
+	return n, ok && err == nil && n >= 0 && !chunked
 }
 
 // headerValue is the trimmed value of the first field name in head.
