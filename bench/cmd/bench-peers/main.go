@@ -3,7 +3,7 @@
 //
 // It starts one origin (nginx serving static files), nginx as a caching
 // proxy (proxy_cache, worker_processes 2, an upstream keep-alive pool) and
-// edgecache, both in front of that origin on loopback, and drives both
+// edgecache (GOMAXPROCS 2), both in front of that origin on loopback, and drives both
 // with wrk in alternating rounds (A B A B ...), so that a noisy, shared
 // machine slows both alike and the ratio of medians stays meaningful. Rows:
 // cache hits of 1 KiB, 64 KiB and 1 MiB, and uncached proxying (edgecache's
@@ -34,7 +34,12 @@
 // (goprobe.go): the same proxy on goroutines and net.Conn, what Go's
 // goroutine-per-connection model alone reaches, without net/http.
 //
-//	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-rows hit-1k,...] [-pprof DIR] [-ceiling=false] [-epoll-probe] [-goroutine-probe]
+// -workers N gives both proxies N cores' worth of workers: nginx's
+// worker_processes and edgecache's GOMAXPROCS (and the ceiling's and the
+// probes'). The default, 2, is the issue's setting on the 2-core machine;
+// -workers 1 leaves a core to wrk and the origin on such a machine.
+//
+//	go run ./bench/cmd/bench-peers [-rounds 3] [-duration 5s] [-connections 64] [-workers 2] [-rows hit-1k,...] [-pprof DIR] [-ceiling=false] [-epoll-probe] [-goroutine-probe]
 package main
 
 import (
@@ -78,6 +83,7 @@ type settings struct {
 	rounds      int
 	duration    time.Duration
 	connections int
+	workers     int // nginx worker_processes and GOMAXPROCS of the Go servers
 	latencyFor  time.Duration
 	rows        []row
 	keep        bool
@@ -105,6 +111,7 @@ func main() {
 	flag.IntVar(&s.rounds, "rounds", 3, "alternating rounds per row and implementation")
 	flag.DurationVar(&s.duration, "duration", 5*time.Second, "length of one wrk round")
 	flag.IntVar(&s.connections, "connections", 64, "keep-alive connections (wrk -c)")
+	flag.IntVar(&s.workers, "workers", 2, "nginx worker_processes and GOMAXPROCS of edgecache (and the ceiling and probes)")
 	flag.DurationVar(&s.latencyFor, "latency-duration", 5*time.Second, "length of the fixed-rate latency run per row (0: skip)")
 	rowsFlag := flag.String("rows", "", "comma-separated rows to run (default all: "+rowNames(allRows)+")")
 	flag.BoolVar(&s.keep, "keep", false, "keep the temporary directory (configs, logs)")
@@ -113,6 +120,10 @@ func main() {
 	flag.BoolVar(&s.epollProbe, "epoll-probe", false, "also measure a minimal Go proxy on raw epoll on the /pass/ rows (informational, Linux)")
 	flag.BoolVar(&s.goProbe, "goroutine-probe", false, "also measure the same minimal proxy on goroutines and net.Conn on the /pass/ rows (informational)")
 	flag.Parse()
+	if s.workers < 1 {
+		fmt.Fprintf(os.Stderr, "bench-peers: -workers %d: want at least 1\n", s.workers)
+		os.Exit(2)
+	}
 	if s.epollProbe && !epollProbeSupported {
 		fmt.Fprintln(os.Stderr, "bench-peers: -epoll-probe: the epoll probe runs on Linux only")
 		os.Exit(2)
@@ -204,8 +215,8 @@ func run(ctx context.Context, s settings) error {
 	if s.goProbe {
 		order += " / goroutine probe (/pass/ rows)"
 	}
-	fmt.Printf("bench-peers: %d round(s) of %v per row and implementation, wrk -t1 -c%d, alternating %s\n",
-		s.rounds, s.duration, s.connections, order)
+	fmt.Printf("bench-peers: %d round(s) of %v per row and implementation, wrk -t1 -c%d, nginx worker_processes %d and GOMAXPROCS=%[4]d, alternating %s\n",
+		s.rounds, s.duration, s.connections, s.workers, order)
 	var tables []string
 	for _, logging := range []bool{true, false} {
 		t, err := measure(ctx, s, dir, nginx, wrk, edgecache, ports, logging)
@@ -234,7 +245,7 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 		mode = "on"
 	}
 	proxy := &proc{name: "nginx proxy"}
-	if err := proxy.startNginx(ctx, nginx, dir, "proxy-log-"+mode, proxyConf(dir, ports[1], ports[0], logging)); err != nil {
+	if err := proxy.startNginx(ctx, nginx, dir, "proxy-log-"+mode, proxyConf(dir, ports[1], ports[0], s.workers, logging)); err != nil {
 		return "", err
 	}
 	defer proxy.stop()
@@ -248,7 +259,7 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 		{"edgecache", fmt.Sprintf("http://127.0.0.1:%d", ports[2]), edge},
 	}
 	if s.ceiling {
-		c, err := startCeiling(ctx, dir, ports)
+		c, err := startCeiling(ctx, s, dir, ports)
 		if err != nil {
 			return "", err
 		}
@@ -256,7 +267,7 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 		impls = append(impls, impl{"ceiling", fmt.Sprintf("http://127.0.0.1:%d", ports[3]), c})
 	}
 	if s.epollProbe {
-		pr, err := startEpollProbe(ctx, dir, ports)
+		pr, err := startEpollProbe(ctx, s, dir, ports)
 		if err != nil {
 			return "", err
 		}
@@ -264,7 +275,7 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 		impls = append(impls, impl{probeName, fmt.Sprintf("http://127.0.0.1:%d", ports[5]), pr})
 	}
 	if s.goProbe {
-		pr, err := startProbe(ctx, dir, goProbeName, goProbeFlag, ports[6], ports[0])
+		pr, err := startProbe(ctx, s, dir, goProbeName, goProbeFlag, ports[6], ports[0])
 		if err != nil {
 			return "", err
 		}
@@ -307,7 +318,7 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 // startEdge starts edgecache on ports[2] with its admin listener (pprof)
 // on ports[4].
 func startEdge(ctx context.Context, s settings, dir, edgecache string, ports []int, logging bool) (*proc, error) {
-	edge := &proc{name: "edgecache"}
+	edge := &proc{name: "edgecache", env: goEnv(s)}
 	cfg := filepath.Join(dir, "edgecache.yaml")
 	if err := os.WriteFile(cfg, []byte(edgeConf(ports[0])), 0o644); err != nil {
 		return nil, err
@@ -337,30 +348,30 @@ func isProbe(name string) bool { return name == probeName || name == goProbeName
 
 // startEpollProbe runs this program as the epoll probe (epollprobe_linux.go)
 // on ports[5], in front of the origin on ports[0].
-func startEpollProbe(ctx context.Context, dir string, ports []int) (*proc, error) {
-	return startProbe(ctx, dir, probeName, epollProbeFlag, ports[5], ports[0])
+func startEpollProbe(ctx context.Context, s settings, dir string, ports []int) (*proc, error) {
+	return startProbe(ctx, s, dir, probeName, epollProbeFlag, ports[5], ports[0])
 }
 
 // startProbe runs this program as the probe name (its hidden flag) on
 // port, in front of the origin on originPort.
-func startProbe(ctx context.Context, dir, name, flag string, port, originPort int) (*proc, error) {
+func startProbe(ctx context.Context, s settings, dir, name, flag string, port, originPort int) (*proc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this program for the %s: %w", name, err)
 	}
-	p := &proc{name: name}
+	p := &proc{name: name, env: goEnv(s)}
 	err = p.start(ctx, filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".out"), self, "-"+flag,
 		fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("127.0.0.1:%d", originPort))
 	return p, err
 }
 
 // startCeiling runs this program as the bare Go server on ports[3].
-func startCeiling(ctx context.Context, dir string, ports []int) (*proc, error) {
+func startCeiling(ctx context.Context, s settings, dir string, ports []int) (*proc, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("finding this program for the ceiling: %w", err)
 	}
-	c := &proc{name: "Go ceiling"}
+	c := &proc{name: "Go ceiling", env: goEnv(s)}
 	err = c.start(ctx, filepath.Join(dir, "ceiling.out"), self, "-"+ceilingFlag,
 		fmt.Sprintf("127.0.0.1:%d", ports[3]), filepath.Join(dir, "docroot"), fmt.Sprintf("http://127.0.0.1:%d", ports[0]))
 	return c, err
@@ -576,14 +587,14 @@ http {
 `, dir, port)
 }
 
-func proxyConf(dir string, port, origin int, logging bool) string {
+func proxyConf(dir string, port, origin, workers int, logging bool) string {
 	log := "access_log off;"
 	if logging {
 		log = fmt.Sprintf("access_log %s/nginx-access.log combined buffer=64k flush=1s;", dir)
 	}
 	return fmt.Sprintf(userLine()+`daemon off;
 master_process on;
-worker_processes 2;
+worker_processes %[5]d;
 pid %[1]s/proxy.pid;
 error_log %[1]s/proxy-error.log warn;
 events { worker_connections 4096; }
@@ -611,7 +622,7 @@ http {
     }
   }
 }
-`, dir, port, origin, log)
+`, dir, port, origin, log, workers)
 }
 
 // userLine keeps nginx's workers as the user running the benchmark (as
@@ -645,9 +656,16 @@ service:
 `, origin)
 }
 
+// goEnv is the environment of the Go servers: -workers Ps, as nginx has
+// -workers worker processes.
+func goEnv(s settings) []string {
+	return []string{fmt.Sprintf("GOMAXPROCS=%d", s.workers)}
+}
+
 // proc is a server started in the foreground.
 type proc struct {
 	name string
+	env  []string // added to this program's environment
 	cmd  *exec.Cmd
 	log  string
 	mu   sync.Mutex
@@ -670,6 +688,9 @@ func (p *proc) start(ctx context.Context, logFile, bin string, args ...string) e
 	p.log = logFile
 	p.cmd = exec.CommandContext(ctx, bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = io.Discard, out
+	if len(p.env) > 0 {
+		p.cmd.Env = append(os.Environ(), p.env...)
+	}
 	if logFile == os.DevNull {
 		p.cmd.Stderr = io.Discard
 		out.Close()
