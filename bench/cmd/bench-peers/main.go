@@ -2,10 +2,11 @@
 // nginx, the peer a user would pick instead (make bench-peers).
 //
 // It starts one origin (nginx serving static files), nginx as a caching
-// proxy (proxy_cache, worker_processes 2, an upstream keep-alive pool) and
-// edgecache (GOMAXPROCS 2), both in front of that origin on loopback, and drives both
-// with wrk in alternating rounds (A B A B ...), so that a noisy, shared
-// machine slows both alike and the ratio of medians stays meaningful. Rows:
+// proxy (proxy_cache, worker_processes 2 by default, an upstream keep-alive
+// pool) and edgecache (GOMAXPROCS 2 alike), both in front of that origin
+// on loopback, and drives both with wrk in alternating rounds (A B A B
+// ...), so that a noisy, shared machine slows both alike and the ratio of
+// medians stays meaningful. Rows:
 // cache hits of 1 KiB, 64 KiB and 1 MiB, and uncached proxying (edgecache's
 // BYPASS_CACHE route, nginx proxy_pass) of 1 KiB and 64 KiB; each with
 // per-request logging on in both (nginx access_log buffered to a file,
