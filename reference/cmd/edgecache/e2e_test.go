@@ -117,6 +117,10 @@ func TestServeEndToEnd(t *testing.T) {
 	if _, body := get(admin + "/healthz"); strings.TrimSpace(body) != "ok" {
 		t.Fatalf("healthz: %q", body)
 	}
+	// The execution trace (go tool trace) starts with its format's magic.
+	if resp, body := get(admin + "/debug/pprof/trace?seconds=0.05"); resp.StatusCode != 200 || !strings.HasPrefix(body, "go 1.") {
+		t.Fatalf("trace: %d %.40q", resp.StatusCode, body)
+	}
 	_, metrics := get(admin + "/metrics")
 	for _, want := range []string{`edgecache_origin_attempts_total{origin="primary",outcome="connect_failure"} 1`, `edgecache_requests_total{status="504"} 1`,
 		`edgecache_cache_responses_total{cache_status="miss"}`, "edgecache_fills_total ", "edgecache_store_bytes "} {

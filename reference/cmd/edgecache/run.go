@@ -468,7 +468,8 @@ func (f *serveFlags) node(cfg *config.Config, log *slog.Logger) (*node.Node, err
 			edge.WithShields(tiers), edge.WithMaxFills(maxFills(f.maxFills)), edge.WithGeo(f.geo)))
 }
 
-// serveAdmin serves /healthz, /metrics and /debug/pprof on addr.
+// serveAdmin serves /healthz, /metrics and /debug/pprof (profiles and the
+// execution trace) on addr.
 func serveAdmin(addr string, reg *prometheus.Registry, errs chan<- error, stdout io.Writer) (*http.Server, error) {
 	aln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -479,6 +480,7 @@ func serveAdmin(addr string, reg *prometheus.Registry, errs chan<- error, stdout
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index) // heap, goroutine, ... profiles (the soak reads the heap)
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace) // go tool trace: the scheduler's view under load
 	asrv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { errs <- asrv.Serve(aln) }()
 	fmt.Fprintf(stdout, "admin http://%s\n", aln.Addr())
