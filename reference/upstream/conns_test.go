@@ -197,6 +197,63 @@ func TestH2BusyConnectionNotClosedIdle(t *testing.T) {
 	}
 }
 
+// Issue #14: the HTTP/1.1 pool's one reaper closes each idle connection
+// at its own deadline: of two connections, the one left at the bottom of
+// the pool closes after the idle timeout while the other, reused every
+// third of it, stays open for three times as long, then closes once it
+// has been idle that long.
+func TestHTTP1IdleReaperPerConnection(t *testing.T) {
+	const idle = 600 * time.Millisecond // requests idle/3 apart: 400 ms of margin under load
+	e := startEmu(t)
+	c := New(Options{Resolve: map[string]string{"origin.test": "127.0.0.1"}, Logger: slog.New(slog.DiscardHandler), IdleTimeout: idle})
+	t.Cleanup(c.Close)
+	tgt := target(t, e, config.ProtocolHTTP, "http", "origin.test")
+	// Two requests at once, each held at the origin a while: two connections.
+	if _, err := e.AddRules(rules.Rule{Match: rules.Match{PathPrefix: "/pair/"}, Unlimited: true,
+		Action: rules.Action{Delay: rules.Duration(100 * time.Millisecond)}}); err != nil {
+		t.Fatal(err)
+	}
+	if failed := load(t, c, tgt, "/pair/", 2, 1); failed != 0 {
+		t.Fatalf("%d requests failed", failed)
+	}
+	first := time.Now()
+	// The pool hands out its most recently used connection: the same one
+	// every time, the other staying idle.
+	for i := range 9 {
+		time.Sleep(idle / 3)
+		if _, _, err := roundTrip(t, c, tgt, newReq(t, "GET", fmt.Sprintf("/reused-%d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := time.Now()
+	conns := e.Journal().Query(journal.Query{Listener: "http"}).Conns
+	if len(conns) != 2 {
+		t.Fatalf("%d connections, want 2: the reused one was closed while in use, or idle less than %v", len(conns), idle)
+	}
+	var idleConn, reused *journal.Conn
+	for i := range conns {
+		if conns[i].Closed.IsZero() {
+			reused = &conns[i]
+		} else {
+			idleConn = &conns[i]
+		}
+	}
+	if idleConn == nil || reused == nil {
+		t.Fatalf("want one connection closed (idle %v since %v) and one open (reused): %+v", idle, first, conns)
+	}
+	if d := idleConn.Closed.Sub(first); d < idle/2 {
+		t.Fatalf("the idle connection closed %v after its last response, before the idle timeout %v", d, idle)
+	}
+	conns = waitClosed(t, e, "http", 2, idle+5*time.Second)
+	for _, cn := range conns {
+		if cn.ID == reused.ID {
+			if d := cn.Closed.Sub(last); d < idle/2 {
+				t.Fatalf("the reused connection closed %v after its last response, before the idle timeout %v", d, idle)
+			}
+		}
+	}
+}
+
 // Issue #12 item 6: HTTP/1.1 connections to one target are bounded;
 // requests beyond the bound wait for a connection and then succeed.
 func TestHTTP1ConnectionsBounded(t *testing.T) {

@@ -33,17 +33,16 @@ type h1Conn struct {
 	// br reads the responses, while one is being read: an idle
 	// connection holds none (its reader, empty, went back to the
 	// client's pool with the last response's end).
-	br        *bufio.Reader
-	bw        *bufio.Writer
-	tls       *tls.ConnectionState
-	idleAt    time.Time
-	idleTimer *time.Timer
-	closed    atomic.Bool
-	closeFn   func() // pc.close, bound once
-	peekFn    func(fd uintptr) bool
-	peeked    peekResult
-	head      []byte     // the response head being read, reused
-	wrote     chan error // the body writer's result, when there is one
+	br      *bufio.Reader
+	bw      *bufio.Writer
+	tls     *tls.ConnectionState
+	idleAt  time.Time
+	closed  atomic.Bool
+	closeFn func() // pc.close, bound once
+	peekFn  func(fd uintptr) bool
+	peeked  peekResult
+	head    []byte     // the response head being read, reused
+	wrote   chan error // the body writer's result, when there is one
 }
 
 type peekResult int
@@ -69,8 +68,6 @@ func newH1Conn(p *h1Pool, nc net.Conn) *h1Conn {
 	}
 	pc.closeFn = pc.close
 	pc.peekFn = pc.peek
-	pc.idleTimer = time.AfterFunc(time.Hour, func() { p.expire(pc) })
-	pc.idleTimer.Stop()
 	return pc
 }
 
@@ -106,7 +103,6 @@ func (pc *h1Conn) close() {
 	if pc.closed.Swap(true) {
 		return
 	}
-	pc.idleTimer.Stop()
 	pc.nc.Close()
 	pc.pool.slotFreed()
 }

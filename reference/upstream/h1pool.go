@@ -18,7 +18,9 @@ import (
 // item 6, issue #14): at most max connections (dialling, in use or idle),
 // every one of which may stay idle; a request beyond the bound waits in
 // line for a connection under its context. An idle connection closes after
-// idleFor, by a timer of its own (no goroutine).
+// idleFor, by the pool's one reaper timer (no goroutine, and no timer
+// operation per request: the reaper is armed at the oldest idle
+// connection's deadline and re-armed when it fires, issue #14).
 type h1Pool struct {
 	c       *Client
 	t       Target
@@ -26,10 +28,12 @@ type h1Pool struct {
 	idleFor time.Duration
 
 	mu      sync.Mutex
-	idle    []*h1Conn // most recently used last
+	idle    []*h1Conn // by idleAt, most recently used last
 	open    int       // dialling, in use or idle
 	waiters []chan *h1Conn
 	closed  bool
+	reaper  *time.Timer // reap; made by the first put
+	armed   bool        // reaper will fire
 }
 
 var errClientClosed = errors.New("upstream: client closed")
@@ -78,7 +82,6 @@ func (p *h1Pool) get(ctx context.Context) (pc *h1Conn, reused bool, err error) {
 			pc = p.idle[n-1]
 			p.idle[n-1] = nil
 			p.idle = p.idle[:n-1]
-			pc.idleTimer.Stop()
 			p.mu.Unlock()
 			if !pc.usable() {
 				pc.close() // the origin closed it meanwhile: dial instead
@@ -165,8 +168,15 @@ func (p *h1Pool) put(pc *h1Conn) {
 		return
 	}
 	pc.idleAt = time.Now()
-	pc.idleTimer.Reset(p.idleFor)
 	p.idle = append(p.idle, pc)
+	if !p.armed {
+		p.armed = true
+		if p.reaper == nil {
+			p.reaper = time.AfterFunc(p.idleFor, p.reap)
+		} else {
+			p.reaper.Reset(p.idleFor)
+		}
+	}
 	p.mu.Unlock()
 }
 
@@ -185,18 +195,28 @@ func (p *h1Pool) slotFreed() {
 	p.mu.Unlock()
 }
 
-// expire is pc's idle timer: close it if it is still idle and has been for
-// idleFor (it may have been reused and put back since the timer fired).
-func (p *h1Pool) expire(pc *h1Conn) {
+// reap is the reaper timer: it closes the connections idle for idleFor
+// or longer (a prefix of idle, which is in idleAt order: put appends, get
+// takes from the end) and is re-armed at the deadline of the oldest one
+// left, if any; if none, the next put arms it.
+func (p *h1Pool) reap() {
 	p.mu.Lock()
-	i := slices.Index(p.idle, pc)
-	if i < 0 || time.Since(pc.idleAt) < p.idleFor {
-		p.mu.Unlock()
-		return
+	now := time.Now()
+	n := 0
+	for n < len(p.idle) && now.Sub(p.idle[n].idleAt) >= p.idleFor {
+		n++
 	}
-	p.idle = slices.Delete(p.idle, i, i+1)
+	expired := slices.Clone(p.idle[:n])
+	p.idle = slices.Delete(p.idle, 0, n)
+	if len(p.idle) > 0 && !p.closed {
+		p.reaper.Reset(p.idleFor - now.Sub(p.idle[0].idleAt))
+	} else {
+		p.armed = false
+	}
 	p.mu.Unlock()
-	pc.close()
+	for _, pc := range expired {
+		pc.close()
+	}
 }
 
 // shutdown closes the idle connections now and the others when their
@@ -206,6 +226,10 @@ func (p *h1Pool) shutdown() {
 	p.closed = true
 	idle := p.idle
 	p.idle = nil
+	if p.reaper != nil {
+		p.reaper.Stop()
+		p.armed = false
+	}
 	for _, w := range p.waiters {
 		close(w)
 	}

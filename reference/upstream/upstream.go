@@ -31,8 +31,8 @@
 // HTTP/1.1 (HTTP and HTTPS) goes through the package's own connection pool
 // and client (h1pool.go, h1conn.go, h1resp.go; issue #14), not net/http's
 // Transport: the request's goroutine writes the request in one buffered
-// write and reads the response head itself; an idle connection costs a
-// timer, no goroutine; the body hands the connection back to the pool at
+// write and reads the response head itself; idle connections cost one
+// timer per target, no goroutine; the body hands the connection back to the pool at
 // its end and closes it if closed early or cut. A request is never resent
 // (ATT-3, ATT-4): one that fails on a reused connection is a failed
 // attempt, reported; a reused connection is first checked with a
