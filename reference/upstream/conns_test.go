@@ -226,7 +226,9 @@ func TestHTTP1IdleReaperPerConnection(t *testing.T) {
 		}
 	}
 	last := time.Now()
-	conns := e.Journal().Query(journal.Query{Listener: "http"}).Conns
+	// The bottom one has been idle 3×idle by now: wait on the journal for
+	// its close rather than trust the loop's sleeps.
+	conns := waitClosed(t, e, "http", 1, idle+5*time.Second)
 	if len(conns) != 2 {
 		t.Fatalf("%d connections, want 2: the reused one was closed while in use, or idle less than %v", len(conns), idle)
 	}
