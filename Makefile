@@ -45,7 +45,8 @@ bench:
 # from Debian when missing (as root). BENCH_PEERS_FLAGS: -rounds, -duration, -rows,
 # -workers N (nginx worker_processes and edgecache's GOMAXPROCS, default 2),
 # -epoll-probe (a minimal raw-epoll Go proxy on the /pass/ rows, informational),
-# -goroutine-probe (the same proxy on goroutines and net.Conn, informational).
+# -goroutine-probe (the same proxy on goroutines and net.Conn, caching /hit/
+# responses whole in memory, on every row, informational).
 .PHONY: bench-peers
 bench-peers:
 	$(GO) run ./bench/cmd/bench-peers $(BENCH_PEERS_FLAGS)

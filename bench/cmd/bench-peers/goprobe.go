@@ -12,16 +12,22 @@ import (
 	"sync"
 )
 
-// The goroutine probe (-goroutine-probe, informational like the ceiling,
-// /pass/ rows only) is the epoll probe's proxy on goroutine-per-connection
-// Go, the model edgecache is built on: net.Conn and the runtime's
-// netpoller, one goroutine per client connection that writes each GET head
-// unchanged to a pooled keep-alive origin connection, reads the origin's
+// The goroutine probe (-goroutine-probe, informational like the ceiling)
+// is the epoll probe's proxy on goroutine-per-connection Go, the model
+// edgecache is built on: net.Conn and the runtime's netpoller, one
+// goroutine per client connection that writes each GET head unchanged to
+// a pooled keep-alive origin connection, reads the origin's
 // Content-Length response and writes it back in one write. No routing,
 // checks, timeouts, log or header handling, and none of net/http (the
 // ceiling): between it and nginx is what the goroutine model costs on this
 // machine; between edgecache and it, what edgecache's per-request work
 // costs. Issue #14's note on 1 KiB proxying rests on the two probes.
+//
+// Unlike the epoll probe it also caches, so that it measures the hit rows
+// too: the first 200 response to a GET of a /hit/ target is kept whole
+// (head and body, as the origin sent them) and written back unchanged,
+// in one write, for every later GET of the same target. No freshness, no
+// Age, no validation: the least a cache hit can cost on goroutines.
 //
 // Like the epoll probe it is a probe, not a proxy: what it does not handle
 // (a method other than GET, a GET with a body, an origin response without
@@ -43,6 +49,9 @@ type goProbe struct {
 	idle  []*goOrigin // most recently used last
 	conns map[net.Conn]struct{}
 	done  bool
+
+	hitMu sync.RWMutex
+	hits  map[string][]byte // request target -> whole stored response
 }
 
 // goOrigin is one keep-alive connection to the origin.
@@ -61,7 +70,7 @@ func newGoProbe(listen, origin string) (*goProbe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("goroutine probe listening on %q: %w", listen, err)
 	}
-	return &goProbe{ln: ln, origin: origin, conns: map[net.Conn]struct{}{}}, nil
+	return &goProbe{ln: ln, origin: origin, conns: map[net.Conn]struct{}{}, hits: map[string][]byte{}}, nil
 }
 
 // Addr is the address the probe listens on.
@@ -135,6 +144,18 @@ func (p *goProbe) serve(c net.Conn) {
 		if !forwardable(head) {
 			return
 		}
+		target, cacheable := hitTarget(head)
+		if cacheable {
+			p.hitMu.RLock()
+			stored, ok := p.hits[string(target)]
+			p.hitMu.RUnlock()
+			if ok {
+				if _, err := c.Write(stored); err != nil {
+					return
+				}
+				continue
+			}
+		}
 		o, reused, err := p.originConn()
 		if err != nil {
 			return
@@ -162,10 +183,29 @@ func (p *goProbe) serve(c net.Conn) {
 		} else {
 			p.put(o)
 		}
+		if cacheable && bytes.HasPrefix(resp, []byte("HTTP/1.1 200 ")) {
+			p.hitMu.Lock()
+			if _, ok := p.hits[string(target)]; !ok {
+				p.hits[string(target)] = bytes.Clone(resp)
+			}
+			p.hitMu.Unlock()
+		}
 		if _, err := c.Write(resp); err != nil {
 			return
 		}
 	}
+}
+
+// hitTarget is a request head's target, and whether the probe caches it
+// (a target under /hit/, without a query, so every row's URL is one key).
+func hitTarget(head []byte) ([]byte, bool) {
+	line, _, _ := bytes.Cut(head, []byte("\r\n"))
+	_, rest, _ := bytes.Cut(line, []byte(" "))
+	target, _, _ := bytes.Cut(rest, []byte(" "))
+	if !bytes.HasPrefix(target, []byte("/hit/")) || bytes.ContainsRune(target, '?') {
+		return nil, false
+	}
+	return target, true
 }
 
 // exchange writes head and reads the whole response into resp; headLen

@@ -32,7 +32,8 @@
 // -epoll-probe adds a fourth on the /pass/ rows (epollprobe_linux.go): a
 // minimal Go proxy on raw epoll with no per-request work, what an event
 // loop would buy, also informational; -goroutine-probe a fifth
-// (goprobe.go): the same proxy on goroutines and net.Conn, what Go's
+// (goprobe.go) on every row: the same proxy on goroutines and net.Conn,
+// caching /hit/ responses whole in memory, what Go's
 // goroutine-per-connection model alone reaches, without net/http.
 //
 // -workers N gives both proxies N cores' worth of workers: nginx's
@@ -91,7 +92,7 @@ type settings struct {
 	pprofDir    string // a CPU profile of edgecache per row, when set
 	ceiling     bool   // measure the bare Go net/http ceiling too
 	epollProbe  bool   // measure the raw-epoll probe on /pass/ rows too
-	goProbe     bool   // measure the goroutine probe on /pass/ rows too
+	goProbe     bool   // measure the goroutine probe on every row too
 }
 
 func main() {
@@ -119,7 +120,7 @@ func main() {
 	flag.StringVar(&s.pprofDir, "pprof", "", "write CPU profiles of edgecache and the ceiling per row (their first round) to `DIR`")
 	flag.BoolVar(&s.ceiling, "ceiling", true, "also measure a bare Go net/http server on the same bytes (informational)")
 	flag.BoolVar(&s.epollProbe, "epoll-probe", false, "also measure a minimal Go proxy on raw epoll on the /pass/ rows (informational, Linux)")
-	flag.BoolVar(&s.goProbe, "goroutine-probe", false, "also measure the same minimal proxy on goroutines and net.Conn on the /pass/ rows (informational)")
+	flag.BoolVar(&s.goProbe, "goroutine-probe", false, "also measure the same minimal proxy on goroutines and net.Conn, caching /hit/ responses in memory, on every row (informational)")
 	flag.Parse()
 	if s.workers < 1 {
 		fmt.Fprintf(os.Stderr, "bench-peers: -workers %d: want at least 1\n", s.workers)
@@ -214,7 +215,7 @@ func run(ctx context.Context, s settings) error {
 		order += " / epoll probe (/pass/ rows)"
 	}
 	if s.goProbe {
-		order += " / goroutine probe (/pass/ rows)"
+		order += " / goroutine probe"
 	}
 	fmt.Printf("bench-peers: %d round(s) of %v per row and implementation, wrk -t1 -c%d, nginx worker_processes %d and GOMAXPROCS=%[4]d, alternating %s\n",
 		s.rounds, s.duration, s.connections, s.workers, order)
@@ -301,8 +302,8 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 		cols += 2
 	}
 	if s.goProbe {
-		fmt.Fprintf(&b, " goroutine probe req/s (median, min–max) | goroutine probe ÷ nginx | edgecache ÷ goroutine probe |")
-		cols += 3
+		fmt.Fprintf(&b, " goroutine probe req/s (median, min–max) | goroutine probe ÷ nginx | edgecache ÷ goroutine probe | goroutine probe CPU µs/req (user + sys) |")
+		cols += 4
 	}
 	fmt.Fprintf(&b, "\n|%s\n", strings.Repeat("---|", cols))
 	for _, r := range s.rows {
@@ -344,7 +345,7 @@ const (
 	goProbeName = "goroutine probe"
 )
 
-// isProbe: the probes only proxy (the /pass/ rows) and are not profiled.
+// isProbe: the probes are not profiled.
 func isProbe(name string) bool { return name == probeName || name == goProbeName }
 
 // startEpollProbe runs this program as the epoll probe (epollprobe_linux.go)
@@ -381,8 +382,8 @@ func startCeiling(ctx context.Context, s settings, dir string, ports []int) (*pr
 // measureRow runs one row's alternating rounds and latency runs and
 // returns its table line.
 func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row, mode string, adminPort int) (string, error) {
-	if !strings.HasPrefix(r.path, "/pass/") { // the probes only proxy
-		impls = slices.DeleteFunc(slices.Clone(impls), func(im impl) bool { return isProbe(im.name) })
+	if !strings.HasPrefix(r.path, "/pass/") { // the epoll probe only proxies
+		impls = slices.DeleteFunc(slices.Clone(impls), func(im impl) bool { return im.name == probeName })
 	}
 	for _, im := range impls { // fill the caches; every response must be complete
 		if err := checkFull(ctx, im.base+r.path, r.size, 3); err != nil {
@@ -449,9 +450,9 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 	}
 	if s.goProbe {
 		if pr, ok := rps[goProbeName]; ok {
-			line += fmt.Sprintf(" %s | %.2f× | %.2f× |", spread(pr), median(pr)/n, e/median(pr))
+			line += fmt.Sprintf(" %s | %.2f× | %.2f× | %s |", spread(pr), median(pr)/n, e/median(pr), cpuPer(cpu[goProbeName]))
 		} else {
-			line += " — | — | — |"
+			line += " — | — | — | — |"
 		}
 	}
 	return line + "\n", nil

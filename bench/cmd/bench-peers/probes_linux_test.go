@@ -17,8 +17,8 @@ import (
 	"time"
 )
 
-// probeOrigin serves /pass/N as N bytes with Content-Length, /chunked
-// without it, and counts requests and connections.
+// probeOrigin serves /pass/N and /hit/N as N bytes with Content-Length,
+// /chunked without it, and counts requests and connections.
 func probeOrigin(t *testing.T) (*httptest.Server, *atomic.Int64, *atomic.Int64) {
 	t.Helper()
 	var reqs, conns atomic.Int64
@@ -30,7 +30,7 @@ func probeOrigin(t *testing.T) (*httptest.Server, *atomic.Int64, *atomic.Int64) 
 			w.Write([]byte("part two"))
 			return
 		}
-		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/pass/"))
+		n, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/pass/"), "/hit/"))
 		if err != nil {
 			http.NotFound(w, r)
 			return
@@ -139,6 +139,66 @@ func testProxiesWholeBodies(t *testing.T, kind func(listen, origin string) (prob
 	}
 	if got := conns.Load(); got > workers {
 		t.Errorf("the origin saw %d connections for %d clients: the probe does not reuse them", got, workers)
+	}
+}
+
+// The goroutine probe keeps the first 200 response to a GET of a /hit/
+// target and answers later GETs of it from memory, whole; nothing else
+// (a 404, a query, a /pass/ target) is kept.
+func TestGoProbeCachesHits(t *testing.T) {
+	origin, reqs, _ := probeOrigin(t)
+	addr := startTestProbe(t, func(l, o string) (probe, error) { return newGoProbe(l, o) }, strings.TrimPrefix(origin.URL, "http://"))
+	tr := &http.Transport{MaxIdleConnsPerHost: 8}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	get := func(path string, n int, want int) error {
+		resp, err := client.Get("http://" + addr + path)
+		if err != nil {
+			return err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		switch {
+		case err != nil:
+			return fmt.Errorf("%s: reading: %w", path, err)
+		case resp.StatusCode != want:
+			return fmt.Errorf("%s: %d, want %d", path, resp.StatusCode, want)
+		case want == http.StatusOK && (!bytes.Equal(b, pattern(n)) || resp.ContentLength != int64(n)):
+			return fmt.Errorf("%s: %d bytes (Content-Length %d), want the origin's %d", path, len(b), resp.ContentLength, n)
+		}
+		return nil
+	}
+	for _, tc := range []struct {
+		path      string
+		size      int
+		status    int
+		originFor int64 // origin requests for 1 + 16 GETs
+	}{
+		{"/hit/1024", 1024, http.StatusOK, 1},
+		{"/hit/204800", 200 << 10, http.StatusOK, 1}, // beyond the read buffer and the sockets' buffers
+		{"/hit/1024?v=1", 1024, http.StatusOK, 17},
+		{"/hit/missing", 0, http.StatusNotFound, 17},
+		{"/pass/1024", 1024, http.StatusOK, 17},
+	} {
+		before := reqs.Load()
+		if err := get(tc.path, tc.size, tc.status); err != nil { // the first: a miss
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for range 16 {
+			wg.Go(func() { errs <- get(tc.path, tc.size, tc.status) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		if got := reqs.Load() - before; got != tc.originFor {
+			t.Errorf("%s: the origin saw %d requests for 17 GETs, want %d", tc.path, got, tc.originFor)
+		}
 	}
 }
 
