@@ -27,7 +27,9 @@ import (
 // too: the first 200 response to a GET of a /hit/ target is kept whole
 // (head and body, as the origin sent them) and written back unchanged,
 // in one write, for every later GET of the same target. No freshness, no
-// Age, no validation: the least a cache hit can cost on goroutines.
+// Age, no validation: the least a cache hit can cost on goroutines. It
+// keeps at most goProbeMaxHits targets (the rows have three); a target
+// beyond them is proxied each time.
 //
 // Like the epoll probe it is a probe, not a proxy: what it does not handle
 // (a method other than GET, a GET with a body, an origin response without
@@ -40,6 +42,9 @@ const goProbeFlag = "serve-goroutine-probe"
 
 // goProbeMaxHead bounds a request or response head the probe reads.
 const goProbeMaxHead = 64 << 10
+
+// goProbeMaxHits bounds the /hit/ responses the probe keeps.
+const goProbeMaxHits = 64
 
 type goProbe struct {
 	ln     net.Listener
@@ -185,7 +190,7 @@ func (p *goProbe) serve(c net.Conn) {
 		}
 		if cacheable && bytes.HasPrefix(resp, []byte("HTTP/1.1 200 ")) {
 			p.hitMu.Lock()
-			if _, ok := p.hits[string(target)]; !ok {
+			if _, ok := p.hits[string(target)]; !ok && len(p.hits) < goProbeMaxHits {
 				p.hits[string(target)] = bytes.Clone(resp)
 			}
 			p.hitMu.Unlock()

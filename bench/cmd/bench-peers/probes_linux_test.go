@@ -144,7 +144,8 @@ func testProxiesWholeBodies(t *testing.T, kind func(listen, origin string) (prob
 
 // The goroutine probe keeps the first 200 response to a GET of a /hit/
 // target and answers later GETs of it from memory, whole; nothing else
-// (a 404, a query, a /pass/ target) is kept.
+// (a 404, a query, a /pass/ target, a target beyond goProbeMaxHits) is
+// kept.
 func TestGoProbeCachesHits(t *testing.T) {
 	origin, reqs, _ := probeOrigin(t)
 	addr := startTestProbe(t, func(l, o string) (probe, error) { return newGoProbe(l, o) }, strings.TrimPrefix(origin.URL, "http://"))
@@ -199,6 +200,24 @@ func TestGoProbeCachesHits(t *testing.T) {
 		if got := reqs.Load() - before; got != tc.originFor {
 			t.Errorf("%s: the origin saw %d requests for 17 GETs, want %d", tc.path, got, tc.originFor)
 		}
+	}
+	// Two targets are kept; fill the rest, then one more is proxied each time.
+	for i := range goProbeMaxHits - 2 {
+		if err := get(fmt.Sprintf("/hit/%d", 2000+i), 2000+i, http.StatusOK); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := reqs.Load()
+	for range 2 {
+		if err := get("/hit/7", 7, http.StatusOK); err != nil {
+			t.Fatal(err)
+		}
+		if err := get("/hit/2000", 2000, http.StatusOK); err != nil { // kept
+			t.Fatal(err)
+		}
+	}
+	if got := reqs.Load() - before; got != 2 {
+		t.Errorf("beyond %d kept targets: the origin saw %d requests for 2 GETs of a new target and 2 of a kept one, want 2", goProbeMaxHits, got)
 	}
 }
 
