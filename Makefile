@@ -42,7 +42,8 @@ bench:
 
 # Side by side with nginx (bench/cmd/bench-peers): hits and uncached
 # proxying, alternating wrk rounds, ratio of medians; installs nginx and wrk
-# from Debian when missing (as root). BENCH_PEERS_FLAGS: -rounds, -duration, -rows,
+# from Debian when missing (as root). BENCH_PEERS_FLAGS: -runs N (N whole runs,
+# then the median of their ratios against issue #14's goal), -rounds, -duration, -rows,
 # -workers N (nginx worker_processes and edgecache's GOMAXPROCS, default 2),
 # -epoll-probe (a minimal raw-epoll Go proxy on the /pass/ rows, informational),
 # -goroutine-probe (the same proxy on goroutines and net.Conn, caching /hit/

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Issue #14's goal, edgecache's req/s over nginx's: at least goalOn on
+// every row with logging on, at least goalOff with it off.
+const (
+	goalOn  = 1.0
+	goalOff = 0.9
+)
+
+// ratios are one run's edgecache ÷ nginx ratios (of medians) per row name,
+// for logging on and off.
+type ratios struct {
+	on, off map[string]float64
+}
+
+// summarize is the table -runs N ends with: per row, the median of the
+// runs' ratios with their min–max, logging on and off, and whether that
+// median meets issue #14's goal; then the rows that miss it. A row a run
+// lacks (it failed or was not asked for) is left out of that run's
+// numbers; a row no run has reads "—".
+func summarize(rows []row, runs []ratios) string {
+	var b strings.Builder
+	what := fmt.Sprintf("%d whole runs", len(runs))
+	if len(runs) == 1 {
+		what = "1 whole run"
+	}
+	fmt.Fprintf(&b, "### %s: edgecache ÷ nginx, the median of the runs' ratios (min–max)\n\n", what)
+	fmt.Fprintf(&b, "goal (issue #14): at least %.2f× with logging on and %.2f× with logging off, on the median\n\n", goalOn, goalOff)
+	b.WriteString("| row | logging on | goal met | logging off | goal met |\n|---|---|---|---|---|\n")
+	var missed []string
+	for _, r := range rows {
+		on, onMet := ratioSpread(runs, r.name, true, goalOn)
+		off, offMet := ratioSpread(runs, r.name, false, goalOff)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.name, on, onMet, off, offMet)
+		if onMet == "no" {
+			missed = append(missed, r.name+" (logging on)")
+		}
+		if offMet == "no" {
+			missed = append(missed, r.name+" (logging off)")
+		}
+	}
+	if len(missed) == 0 {
+		b.WriteString("\nevery row meets the goal\n")
+	} else {
+		fmt.Fprintf(&b, "\nbelow the goal: %s\n", strings.Join(missed, ", "))
+	}
+	return b.String()
+}
+
+// ratioSpread is "median× (min–max)" of the runs' ratios for one row and
+// logging mode, and "yes" or "no" for whether the median reaches goal
+// ("—" twice when no run has the row).
+func ratioSpread(runs []ratios, name string, logging bool, goal float64) (string, string) {
+	var v []float64
+	for _, r := range runs {
+		m := r.off
+		if logging {
+			m = r.on
+		}
+		if x, ok := m[name]; ok {
+			v = append(v, x)
+		}
+	}
+	if len(v) == 0 {
+		return "—", "—"
+	}
+	med := median(v)
+	met := "no"
+	if med >= goal {
+		met = "yes"
+	}
+	// The median is cut, not rounded, to two decimals, so that a median
+	// just under the goal never reads as the goal (0.996 is 0.99×).
+	return fmt.Sprintf("**%.2f×** (%.2f–%.2f)", math.Floor(med*100+1e-9)/100, slices.Min(v), slices.Max(v)), met
+}
