@@ -36,7 +36,7 @@ func TestSummarize(t *testing.T) {
 			runs: []ratios{run(map[string]float64{"hit-1k": 0.996, "proxy-1k": 1.0}, map[string]float64{"hit-1k": 0.899, "proxy-1k": 0.9})},
 			want: []string{
 				"### 1 whole run:",
-				"| hit-1k | **0.99×** (1.00–1.00) | no | **0.89×** (0.90–0.90) | no |",
+				"| hit-1k | **0.99×** (0.99–0.99) | no | **0.89×** (0.89–0.89) | no |",
 				"| proxy-1k | **1.00×** (1.00–1.00) | yes | **0.90×** (0.90–0.90) | yes |",
 				"below the goal: hit-1k (logging on), hit-1k (logging off)",
 			},
