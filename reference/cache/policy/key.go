@@ -16,6 +16,13 @@ import (
 func (p Policy) Key(r *http.Request) string {
 	k := p.key
 	var b strings.Builder
+	// One allocation for the common key (issue #14: the builder's growth
+	// was two or three per hit): room for scheme, host, path and query.
+	n := len("https://") + len(r.Host) + 1
+	if r.URL != nil {
+		n += len(r.URL.Path) + len(r.URL.RawPath) + len(r.URL.RawQuery) + 1
+	}
+	b.Grow(n)
 	if k.IncludeProtocol {
 		b.WriteString(scheme(r))
 		b.WriteByte(':')
