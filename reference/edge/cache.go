@@ -206,6 +206,9 @@ func (s *Server) serveRanged(v *visit, a *session.Answer, x *cachedVisit) {
 	memo := renderable(v, a)
 	if memo {
 		if rh := rendered(v, a); rh != nil && s.serveRendered(sw, rh, a.Age, content) {
+			if rh.key == v.cacheKey {
+				v.keyPrint = rh.keyPrint
+			}
 			s.endRanged(v, sw, content)
 			return
 		}

@@ -157,6 +157,7 @@ type visit struct {
 	cacheHdr string
 	fillID   string // a collapsed request's fill: the leader's request_id (LOG-1)
 	cacheKey string // the cache key, for routes that cache
+	keyPrint string // cacheKey's fingerprint when already known (rendered.go)
 }
 
 // ServeHTTP runs a request through receive, route, fetch, deliver and log.

@@ -59,8 +59,11 @@ func (s *Server) logVisit(v *visit) {
 		}
 	}
 	if v.cacheKey != "" { // LOG-2
-		sum := sha256.Sum256([]byte(v.cacheKey))
-		attrs = append(attrs, slog.String("cache_key_fingerprint", hex.EncodeToString(sum[:8])))
+		fp := v.keyPrint
+		if fp == "" {
+			fp = keyFingerprint(v.cacheKey)
+		}
+		attrs = append(attrs, slog.String("cache_key_fingerprint", fp))
 	}
 	if v.fillID != "" {
 		attrs = append(attrs, slog.String("fill_request_id", v.fillID))
@@ -72,6 +75,13 @@ func (s *Server) logVisit(v *visit) {
 		attrs = append(attrs, slog.String("error", v.errText))
 	}
 	logjson.LogAttrs(v.r.Context(), s.log, slog.LevelInfo, "client request", attrs...) // issue #14: no slog.Record
+}
+
+// keyFingerprint is the log's cache_key_fingerprint of key (LOG-2): the
+// first 8 bytes of its SHA-256, in hex.
+func keyFingerprint(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:8])
 }
 
 // Metrics are the Prometheus series the admin endpoint serves.

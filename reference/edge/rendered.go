@@ -24,6 +24,9 @@ type renderedHead struct {
 	headers *routing.ResponseHeaders
 	member  string // the Cache-Status member the fields hold
 	fields  *h1serve.Fields
+	// key and keyPrint: the entry's cache key and its log fingerprint
+	// (LOG-2), hashed once per entry rather than on every hit.
+	key, keyPrint string
 }
 
 // renderable reports whether v's answer a may be sent with, and recorded
@@ -59,6 +62,7 @@ func rendered(v *visit, a *session.Answer) *renderedHead {
 // the entry's memo for the hits after it.
 func remember(v *visit, a *session.Answer, h http.Header) {
 	if f := h1serve.Render(h, "Age"); f != nil {
-		a.Memo.Store(&renderedHead{rule: v.route.Rule, headers: v.route.ResponseHeaders, member: a.Member, fields: f})
+		a.Memo.Store(&renderedHead{rule: v.route.Rule, headers: v.route.ResponseHeaders, member: a.Member, fields: f,
+			key: v.cacheKey, keyPrint: keyFingerprint(v.cacheKey)})
 	}
 }

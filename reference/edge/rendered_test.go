@@ -2,6 +2,8 @@ package edge
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net"
 	"net/http"
@@ -183,4 +185,45 @@ func rawGet(t *testing.T, base, path, extra string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// LOG-2, issue #14: a rendered hit logs the cache key's fingerprint
+// hashed once into the entry's memo, and it is the one the miss and the
+// map-path hit logged: the first 8 bytes of the key's SHA-256 in hex.
+// Another key's records carry another fingerprint.
+func TestRenderedHitLogsKeyFingerprint(t *testing.T) {
+	r := newRig(t, renderedConfig)
+	for _, p := range []string{"/plain/a", "/plain/b"} {
+		r.put(objects.Spec{Path: p, Size: ptr(int64(100)), CacheControl: "max-age=3600"})
+	}
+	prints := map[string]string{}
+	for _, path := range []string{"/plain/a", "/plain/b"} {
+		for range 4 { // a miss, a map-path hit, then rendered hits
+			rawGet(t, r.edge.URL, path, "")
+		}
+		if memo, _ := r.server().memoFor(t, path).Load().(*renderedHead); memo == nil {
+			t.Fatalf("%s: no rendered head: the hits did not take the rendered path", path)
+		}
+		sum := sha256.Sum256([]byte(r.server().cacheKeyOf(t, path)))
+		want := hex.EncodeToString(sum[:8])
+		var got []string
+		for _, rec := range r.logs.records("client request") {
+			if rec["uri"] == path {
+				fp, _ := rec["cache_key_fingerprint"].(string)
+				got = append(got, fp)
+			}
+		}
+		if len(got) != 4 {
+			t.Fatalf("%s: %d client request records, want 4", path, len(got))
+		}
+		for i, fp := range got {
+			if fp != want {
+				t.Errorf("%s: record %d has cache_key_fingerprint %q, want %q", path, i, fp, want)
+			}
+		}
+		prints[path] = want
+	}
+	if prints["/plain/a"] == prints["/plain/b"] {
+		t.Errorf("two keys, one fingerprint %q", prints["/plain/a"])
+	}
 }
