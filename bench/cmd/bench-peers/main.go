@@ -21,7 +21,12 @@
 // /proc/PID/stat, nginx's workers summed): on a shared machine req/s moves
 // with the neighbours, CPU per request much less, and the split says
 // whether the kernel's side (sockets) or the process's own code is where
-// the two differ.
+// the two differ. It also records wrk's own CPU per request and its
+// share of a core in each round (from wrk's rusage): wrk runs one thread
+// (-t1), and a row where that thread is busy 90% of a core or more
+// against both servers is wrk-bound: req/s is then 1 ÷ what a response
+// costs wrk to read, and the ratio says little of the servers (the
+// summary names such rows).
 //
 // A third implementation, the ceiling (ceiling.go), is a bare Go net/http
 // server on the same bytes (hits from memory, /pass/ through one
@@ -241,13 +246,13 @@ func run(ctx context.Context, s settings) error {
 			fmt.Printf("\nrun %d of %d\n", i+1, s.runs)
 		}
 		var tables []string
-		one := ratios{on: map[string]float64{}, off: map[string]float64{}}
+		one := ratios{on: map[string]float64{}, off: map[string]float64{}, boundOn: map[string]bool{}, boundOff: map[string]bool{}}
 		for _, logging := range []bool{true, false} {
-			m := one.off
+			m, bound := one.off, one.boundOff
 			if logging {
-				m = one.on
+				m, bound = one.on, one.boundOn
 			}
-			t, err := measure(ctx, s, dir, nginx, wrk, edgecache, ports, logging, m)
+			t, err := measure(ctx, s, dir, nginx, wrk, edgecache, ports, logging, m, bound)
 			if err != nil {
 				return err
 			}
@@ -269,8 +274,9 @@ type impl struct {
 }
 
 // measure runs every row with logging on or off in both proxies (the
-// ceiling never logs) and puts each row's edgecache ÷ nginx ratio in ratio.
-func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string, ports []int, logging bool, ratio map[string]float64) (string, error) {
+// ceiling never logs) and puts each row's edgecache ÷ nginx ratio in
+// ratio, and in bound whether wrk was the bottleneck against both.
+func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string, ports []int, logging bool, ratio map[string]float64, bound map[string]bool) (string, error) {
 	mode := "off"
 	if logging {
 		mode = "on"
@@ -320,8 +326,8 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### logging %s\n\n", mode)
-	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx CPU µs/req (user + sys) | edgecache CPU µs/req (user + sys) | nginx p50/p99 | edgecache p50/p99 | at rate |")
-	cols := 9
+	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx CPU µs/req (user + sys) | edgecache CPU µs/req (user + sys) | wrk against nginx: CPU µs/req, share of a core | wrk against edgecache: CPU µs/req, share of a core | nginx p50/p99 | edgecache p50/p99 | at rate |")
+	cols := 11
 	if s.ceiling {
 		fmt.Fprintf(&b, " Go ceiling req/s (median, min–max) | ceiling ÷ nginx | edgecache ÷ ceiling |")
 		cols += 3
@@ -340,7 +346,7 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 		if err != nil {
 			return "", err
 		}
-		ratio[r.name] = x
+		ratio[r.name], bound[r.name] = x.ratio, x.clientBound
 		b.WriteString(line)
 	}
 	fmt.Fprintf(&b, "\npeak RSS (VmHWM): nginx proxy (master + workers) %s, edgecache %s\n", fmtBytes(proxy.peakRSS()), fmtBytes(edge.peakRSS()))
@@ -411,17 +417,18 @@ func startCeiling(ctx context.Context, s settings, dir string, ports []int) (*pr
 
 // measureRow runs one row's alternating rounds and latency runs and
 // returns its table line.
-func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row, mode string, adminPort int) (string, float64, error) {
+func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row, mode string, adminPort int) (string, rowResult, error) {
 	if !strings.HasPrefix(r.path, "/pass/") { // the epoll probe only proxies
 		impls = slices.DeleteFunc(slices.Clone(impls), func(im impl) bool { return im.name == probeName })
 	}
 	for _, im := range impls { // fill the caches; every response must be complete
 		if err := checkFull(ctx, im.base+r.path, r.size, 3); err != nil {
-			return "", 0, fmt.Errorf("%s %s: %w", im.name, r.name, err)
+			return "", rowResult{}, fmt.Errorf("%s %s: %w", im.name, r.name, err)
 		}
 	}
 	rps := map[string][]float64{}
-	cpu := map[string][][2]float64{} // µs of user and system CPU per request, per round
+	cpu := map[string][][2]float64{}    // µs of user and system CPU per request, per round
+	client := map[string][][2]float64{} // wrk's µs of CPU per request and share of a core, per round
 	for round := range s.rounds {
 		for _, im := range impls {
 			var prof func() error
@@ -441,16 +448,17 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 				}
 			}
 			if err != nil {
-				return "", 0, fmt.Errorf("%s %s round %d: %w", im.name, r.name, round+1, err)
+				return "", rowResult{}, fmt.Errorf("%s %s round %d: %w", im.name, r.name, round+1, err)
 			}
 			if err := res.complete(r.size); err != nil {
-				return "", 0, fmt.Errorf("%s %s round %d: not counted: %w", im.name, r.name, round+1, err)
+				return "", rowResult{}, fmt.Errorf("%s %s round %d: not counted: %w", im.name, r.name, round+1, err)
 			}
 			rps[im.name] = append(rps[im.name], res.rps)
 			us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(res.requests) }
 			cpu[im.name] = append(cpu[im.name], [2]float64{us(u1 - u0), us(s1 - s0)})
-			fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s, CPU %.1f µs user + %.1f µs system per request\n",
-				mode, r.name, im.name, round+1, res.rps, us(u1-u0), us(s1-s0))
+			client[im.name] = append(client[im.name], [2]float64{us(res.cpu), res.busy()})
+			fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s, CPU %.1f µs user + %.1f µs system per request; wrk %.1f µs per request, %.0f%% of a core\n",
+				mode, r.name, im.name, round+1, res.rps, us(u1-u0), us(s1-s0), us(res.cpu), 100*res.busy())
 		}
 	}
 	lat := map[string]string{}
@@ -461,13 +469,14 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 		}
 		p50, p99, err := fixedRate(ctx, im.base+r.path, r.size, r.rate, s.latencyFor, s.connections)
 		if err != nil {
-			return "", 0, fmt.Errorf("%s %s fixed rate: %w", im.name, r.name, err)
+			return "", rowResult{}, fmt.Errorf("%s %s fixed rate: %w", im.name, r.name, err)
 		}
 		lat[im.name] = fmt.Sprintf("%s / %s", fmtDur(p50), fmtDur(p99))
 	}
 	n, e := median(rps["nginx"]), median(rps["edgecache"])
-	line := fmt.Sprintf("| %s | %s | %s | **%.2f×** | %s | %s | %s | %s | %d/s |", r.name, spread(rps["nginx"]), spread(rps["edgecache"]),
-		e/n, cpuPer(cpu["nginx"]), cpuPer(cpu["edgecache"]), lat["nginx"], lat["edgecache"], r.rate)
+	nw, ew := clientPer(client["nginx"]), clientPer(client["edgecache"])
+	line := fmt.Sprintf("| %s | %s | %s | **%.2f×** | %s | %s | %s | %s | %s | %s | %d/s |", r.name, spread(rps["nginx"]), spread(rps["edgecache"]),
+		e/n, cpuPer(cpu["nginx"]), cpuPer(cpu["edgecache"]), nw, ew, lat["nginx"], lat["edgecache"], r.rate)
 	if c, ok := rps["ceiling"]; ok {
 		line += fmt.Sprintf(" %s | %.2f× | %.2f× |", spread(c), median(c)/n, e/median(c))
 	}
@@ -485,7 +494,37 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 			line += " — | — | — | — |"
 		}
 	}
-	return line + "\n", e / n, nil
+	return line + "\n", rowResult{ratio: e / n, clientBound: clientBound(client["nginx"]) && clientBound(client["edgecache"])}, nil
+}
+
+// rowResult is one row's outcome in one run: edgecache ÷ nginx, and
+// whether wrk was the bottleneck against both (clientBound).
+type rowResult struct {
+	ratio       float64
+	clientBound bool
+}
+
+// clientPer is wrk's median CPU per request, in µs, and its median share
+// of a core over rounds.
+func clientPer(rounds [][2]float64) string {
+	var c, b []float64
+	for _, r := range rounds {
+		c, b = append(c, r[0]), append(b, r[1])
+	}
+	if len(c) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f, %.0f%%", median(c), 100*median(b))
+}
+
+// clientBound reports whether wrk's one thread was busy at least
+// clientBoundAt of a core in the median round.
+func clientBound(rounds [][2]float64) bool {
+	var b []float64
+	for _, r := range rounds {
+		b = append(b, r[1])
+	}
+	return len(b) > 0 && median(b) >= clientBoundAt
 }
 
 // cpuPer is the median user + system CPU per request, in µs, of rounds.
@@ -892,6 +931,22 @@ type wrkResult struct {
 	rps      float64
 	non2xx   int64
 	sockErr  string
+	// cpu is wrk's own user + system time, wall how long it ran: with
+	// -t1, cpu/wall near 1 is wrk's one thread busy all the round.
+	cpu, wall time.Duration
+}
+
+// clientBoundAt is the share of a core at which wrk's one thread (-t1)
+// is the bottleneck: req/s is then 1 ÷ wrk's CPU per response, and the
+// row measures what a response costs wrk to read, not the server.
+const clientBoundAt = 0.9
+
+// busy is the share of one core wrk used during the round.
+func (r *wrkResult) busy() float64 {
+	if r.wall <= 0 {
+		return 0
+	}
+	return float64(r.cpu) / float64(r.wall)
 }
 
 var (
@@ -902,12 +957,20 @@ var (
 )
 
 func runWrk(ctx context.Context, wrk, url string, s settings) (*wrkResult, error) {
-	out, err := exec.CommandContext(ctx, wrk, "-t1", fmt.Sprintf("-c%d", s.connections),
-		fmt.Sprintf("-d%ds", int(s.duration.Seconds())), url).CombinedOutput()
+	cmd := exec.CommandContext(ctx, wrk, "-t1", fmt.Sprintf("-c%d", s.connections),
+		fmt.Sprintf("-d%ds", int(s.duration.Seconds())), url)
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	wall := time.Since(start)
 	if err != nil {
 		return nil, fmt.Errorf("wrk: %v\n%s", err, out)
 	}
-	return parseWrk(string(out))
+	r, err := parseWrk(string(out))
+	if err != nil {
+		return nil, err
+	}
+	r.cpu, r.wall = cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime(), wall
+	return r, nil
 }
 
 func parseWrk(out string) (*wrkResult, error) {

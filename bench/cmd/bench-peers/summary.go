@@ -15,9 +15,11 @@ const (
 )
 
 // ratios are one run's edgecache ÷ nginx ratios (of medians) per row name,
-// for logging on and off.
+// for logging on and off, and the rows where wrk was the bottleneck
+// against both servers (clientBound).
 type ratios struct {
-	on, off map[string]float64
+	on, off           map[string]float64
+	boundOn, boundOff map[string]bool
 }
 
 // summarize is the table -runs N ends with: per row, the median of the
@@ -51,7 +53,39 @@ func summarize(rows []row, runs []ratios) string {
 	} else {
 		fmt.Fprintf(&b, "\nbelow the goal: %s\n", strings.Join(missed, ", "))
 	}
+	if bound := boundRows(rows, runs); len(bound) > 0 {
+		fmt.Fprintf(&b, "\nwrk-bound (wrk's one thread at %.0f%% of a core or more against both servers in the median round, so req/s is 1 ÷ wrk's CPU per response and the ratio is wrk's cost of reading each server's responses): %s\n",
+			100*clientBoundAt, strings.Join(bound, ", "))
+	}
 	return b.String()
+}
+
+// boundRows names the rows and logging modes some run found wrk-bound,
+// with in how many of the runs that have them.
+func boundRows(rows []row, runs []ratios) []string {
+	var out []string
+	for _, r := range rows {
+		for _, mode := range []string{"on", "off"} {
+			var n, of int
+			for _, run := range runs {
+				m, bound := run.on, run.boundOn
+				if mode == "off" {
+					m, bound = run.off, run.boundOff
+				}
+				if _, ok := m[r.name]; !ok {
+					continue
+				}
+				of++
+				if bound[r.name] {
+					n++
+				}
+			}
+			if n > 0 {
+				out = append(out, fmt.Sprintf("%s (logging %s, %d of %d runs)", r.name, mode, n, of))
+			}
+		}
+	}
+	return out
 }
 
 // ratioSpread is "median× (min–max)" of the runs' ratios for one row and

@@ -52,7 +52,21 @@ func TestSummarize(t *testing.T) {
 				"| proxy-1k | **1.13×** (1.13–1.13) | yes | — | — |",
 				"every row meets the goal",
 			},
-			not: []string{"below the goal"},
+			not: []string{"below the goal", "wrk-bound"},
+		},
+		{
+			name: "wrk-bound rows are named with how many runs found them so",
+			runs: []ratios{
+				{on: map[string]float64{"hit-1k": 0.9, "proxy-1k": 1}, off: map[string]float64{"hit-1k": 1}, boundOn: map[string]bool{"hit-1k": true}},
+				{on: map[string]float64{"hit-1k": 0.8, "proxy-1k": 1}, off: map[string]float64{"hit-1k": 1}, boundOn: map[string]bool{"hit-1k": true}, boundOff: map[string]bool{"hit-1k": true}},
+				{on: map[string]float64{"hit-1k": 1.1}, off: map[string]float64{"hit-1k": 1}},
+			},
+			want: []string{
+				"below the goal: hit-1k (logging on)",
+				"wrk-bound (wrk's one thread at 90% of a core or more against both servers",
+				": hit-1k (logging on, 2 of 3 runs), hit-1k (logging off, 1 of 3 runs)\n",
+			},
+			not: []string{"proxy-1k (logging"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
