@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -115,7 +116,29 @@ func (c *conn) serve() {
 			return
 		}
 		c.setDeadline(c.srv.idleTimeout())
+		c.yieldBeforeRead()
 	}
+}
+
+// yieldBeforeRead lets the other runnable goroutines (other connections'
+// requests) run before this one reads its next head, when nothing of that
+// head is held yet. The client has only just been sent its response, so
+// a read now nearly always finds nothing: the read fails (EAGAIN), the
+// goroutine parks on the poller and is woken again, a system call and two
+// trips through the scheduler per request. After a round of the other
+// work the next request has usually come, and one read takes it, as an
+// event loop reads a connection only once it is ready (issue #14: 1.95 to
+// 1.37 reads per keep-alive 1 KiB hit). With nothing else to run it
+// returns at once; a pipelined head already read is served without it.
+func (c *conn) yieldBeforeRead() {
+	if c.br.Buffered() > 0 || c.cr.holding() {
+		return
+	}
+	if c.srv.yield != nil {
+		c.srv.yield()
+		return
+	}
+	runtime.Gosched()
 }
 
 // setDeadline sets the read deadline for the wait for a head coarsely:

@@ -102,6 +102,14 @@ func (cr *connReader) start(cancel func(error)) {
 	go cr.background(cancel)
 }
 
+// holding reports whether the next Read is already decided without a
+// read of its own: the background read runs, or holds bytes or an error.
+func (cr *connReader) holding() bool {
+	cr.mu.Lock()
+	defer cr.mu.Unlock()
+	return cr.inRead || len(cr.pend) > 0 || cr.err != nil
+}
+
 // served marks the request's end: a background read still running waits
 // for the next request from now on. (If it cleared the read deadline, the
 // one set had passed: the next wait sets a new one.)

@@ -44,6 +44,15 @@
 // field's value given per response (the edge's cache hits, with Age):
 // the bytes are those the header map would give, without the map.
 //
+// Between a connection's requests, when nothing of the next head has been
+// read yet, the connection's goroutine yields once (runtime.Gosched)
+// before it reads: the client has only just been sent its answer, so a
+// read at once would nearly always find nothing, fail and park on the
+// poller. After the other connections' ready work has run, the next head
+// is usually there and one read takes it, as an event loop reads a
+// connection only once it is ready. With nothing else to run it returns
+// at once, so a lone client waits no longer.
+//
 // A request's context is cancelled when the handler returns, when a write
 // to the client fails, and when the client goes away while something
 // waits on it: only Done and AfterFunc (which context.WithCancel and

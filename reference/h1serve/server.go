@@ -44,6 +44,11 @@ type Server struct {
 	shutting  atomic.Bool
 
 	dateV atomic.Pointer[dateCache]
+
+	// yield is called between a connection's requests, when nothing of
+	// the next head is held (conn.yieldBeforeRead); nil: runtime.Gosched.
+	// Tests count the calls.
+	yield func()
 }
 
 type dateCache struct {

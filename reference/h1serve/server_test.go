@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -17,11 +18,16 @@ import (
 // start serves h on a loopback listener and returns its address.
 func start(t testing.TB, h http.Handler) (string, *Server) {
 	t.Helper()
+	return startServer(t, &Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+}
+
+// startServer serves srv on a loopback listener and returns its address.
+func startServer(t testing.TB, srv *Server) (string, *Server) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)}
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(ln) }()
 	t.Cleanup(func() {
@@ -293,4 +299,75 @@ func TestResponseHeaderFreshPerRequest(t *testing.T) {
 			t.Errorf("request %d's handler found %d fields in its response header", i, n)
 		}
 	}
+}
+
+// Between keep-alive requests a connection yields once before it reads
+// the next head (issue #14: the read would find nothing yet), but not
+// while the next head is already buffered (pipelined), and the answers
+// are the same either way.
+func TestYieldBeforeNextHead(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		pipelined bool
+		want      int64 // yields: after each response whose next head is not buffered
+	}{
+		{"one request at a time", false, 3},
+		{"three pipelined in one write", true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var yields atomic.Int64
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Path) })
+			addr, srv := startServer(t, &Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+				Logger: slog.New(slog.DiscardHandler), yield: func() { yields.Add(1) }})
+			nc, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+			br := bufio.NewReader(nc)
+			paths := []string{"/a", "/b", "/c"}
+			if tc.pipelined {
+				var raw strings.Builder
+				for _, p := range paths {
+					raw.WriteString("GET " + p + " HTTP/1.1\r\n" + host + "\r\n")
+				}
+				if _, err := io.WriteString(nc, raw.String()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, p := range paths {
+				if !tc.pipelined {
+					if _, err := io.WriteString(nc, "GET "+p+" HTTP/1.1\r\n"+host+"\r\n"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("response to %s: %v", p, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != http.StatusOK || string(b) != p {
+					t.Fatalf("response to %s: %d %q", p, resp.StatusCode, b)
+				}
+			}
+			nc.Close()
+			// The connection's goroutine ends at the EOF after its last yield.
+			for deadline := time.Now().Add(5 * time.Second); srv.open() > 0; {
+				if time.Now().After(deadline) {
+					t.Fatal("the connection was not forgotten after the client closed it")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if got := yields.Load(); got != tc.want {
+				t.Errorf("%d yields, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// open is how many connections the server still serves.
+func (s *Server) open() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
 }
