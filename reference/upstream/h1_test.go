@@ -286,6 +286,44 @@ func TestH1RequestWriting(t *testing.T) {
 	}
 }
 
+// Between writing a request without a body and reading its answer the
+// client yields once (issue #14); a request whose body is still being
+// written does not, its answer may come before the body ends.
+func TestH1YieldsBeforeReadingTheAnswer(t *testing.T) {
+	o := startRaw(t, func(c net.Conn, br *bufio.Reader, head string) bool {
+		if strings.Contains(head, "Content-Length: 3\r\n") {
+			io.CopyN(io.Discard, br, 3)
+		}
+		_, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		return err == nil
+	})
+	c := rawClient(t)
+	var yields atomic.Int64
+	c.yield = func() { yields.Add(1) }
+	put := newReq(t, "PUT", "/u")
+	put.Body, put.ContentLength = io.NopCloser(strings.NewReader("abc")), 3
+	for _, tc := range []struct {
+		req  *http.Request
+		want int64 // yields so far
+	}{
+		{newReq(t, "GET", "/a"), 1},
+		{newReq(t, "HEAD", "/b"), 2},
+		{put, 2},
+		{newReq(t, "GET", "/c"), 3},
+	} {
+		resp, _, err := roundTrip(t, c, o.target(t), tc.req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.req.Method, tc.req.URL, err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s %s: %d", tc.req.Method, tc.req.URL, resp.StatusCode)
+		}
+		if got := yields.Load(); got != tc.want {
+			t.Errorf("after %s %s: %d yields, want %d", tc.req.Method, tc.req.URL, got, tc.want)
+		}
+	}
+}
+
 // ATT-3, ATT-4: an idle connection the origin closed is noticed before the
 // request is written, and the request goes on a new connection: one
 // request at the origin, no error.

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,6 +146,8 @@ func (pc *h1Conn) exchange(ctx context.Context, req *http.Request, uri, host str
 		go pc.writeBody(req, chunked)
 	} else if err := pc.bw.Flush(); err != nil {
 		return nil, fmt.Errorf("writing the request: %w", err)
+	} else if pc.br.Buffered() == 0 {
+		pc.pool.c.yieldForAnswer()
 	}
 	resp, err := pc.readResponse(ctx, req, stop, streaming)
 	if err != nil && streaming {
@@ -157,6 +160,21 @@ func (pc *h1Conn) exchange(ctx context.Context, req *http.Request, uri, host str
 		}
 	}
 	return resp, err
+}
+
+// yieldForAnswer lets the other runnable goroutines run between writing a
+// request (without a body) and reading its answer: the origin has only
+// just been sent the request, so a read at once nearly always finds
+// nothing, fails (EAGAIN) and parks on the poller; after the other ready
+// work the answer has usually come and one read takes it (issue #14:
+// 3.2 to 2.6 reads and 76 to 70 us of CPU per proxied 1 KiB request).
+// With nothing else to run it returns at once.
+func (c *Client) yieldForAnswer() {
+	if c.yield != nil {
+		c.yield()
+		return
+	}
+	runtime.Gosched()
 }
 
 func hasBody(req *http.Request) bool {

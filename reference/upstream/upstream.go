@@ -148,6 +148,7 @@ type Client struct {
 	maxConns int
 
 	readers sync.Pool // *bufio.Reader of h1ReadSize, for HTTP/1.1 exchanges
+	yield   func()    // between an HTTP/1.1 request and its answer (yieldForAnswer); nil: runtime.Gosched; tests count the calls
 
 	mu         sync.Mutex
 	rts        map[Target]*list.Element // of *cached, most recently used first
