@@ -326,8 +326,8 @@ func measure(ctx context.Context, s settings, dir, nginx, wrk, edgecache string,
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "### logging %s\n\n", mode)
-	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx CPU µs/req (user + sys) | edgecache CPU µs/req (user + sys) | wrk against nginx: CPU µs/req, share of a core | wrk against edgecache: CPU µs/req, share of a core | nginx p50/p99 | edgecache p50/p99 | at rate |")
-	cols := 11
+	fmt.Fprintf(&b, "| row | nginx req/s (median, min–max) | edgecache req/s (median, min–max) | ratio | nginx CPU µs/req (user + sys) | edgecache CPU µs/req (user + sys) | wrk against nginx: CPU µs/req, share of a core | wrk against edgecache: CPU µs/req, share of a core | machine with nginx: busy µs/req, idle | machine with edgecache: busy µs/req, idle | nginx p50/p99 | edgecache p50/p99 | at rate |")
+	cols := 13
 	if s.ceiling {
 		fmt.Fprintf(&b, " Go ceiling req/s (median, min–max) | ceiling ÷ nginx | edgecache ÷ ceiling |")
 		cols += 3
@@ -427,8 +427,9 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 		}
 	}
 	rps := map[string][]float64{}
-	cpu := map[string][][2]float64{}    // µs of user and system CPU per request, per round
-	client := map[string][][2]float64{} // wrk's µs of CPU per request and share of a core, per round
+	cpu := map[string][][2]float64{}     // µs of user and system CPU per request, per round
+	client := map[string][][2]float64{}  // wrk's µs of CPU per request and share of a core, per round
+	machine := map[string][][2]float64{} // the whole machine's busy µs per request and idle share, per round
 	for round := range s.rounds {
 		for _, im := range impls {
 			var prof func() error
@@ -440,7 +441,9 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 				prof = cpuProfile(ctx, url, s.duration, filepath.Join(s.pprofDir, fmt.Sprintf("%s-%s-log-%s.pprof", im.name, r.name, mode)))
 			}
 			u0, s0 := im.p.cpuTime()
+			m0, mok0 := readMachineCPU()
 			res, err := runWrk(ctx, wrk, im.base+r.path, s)
+			m1, mok1 := readMachineCPU()
 			u1, s1 := im.p.cpuTime()
 			if prof != nil {
 				if perr := prof(); perr != nil {
@@ -457,8 +460,15 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 			us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(res.requests) }
 			cpu[im.name] = append(cpu[im.name], [2]float64{us(u1 - u0), us(s1 - s0)})
 			client[im.name] = append(client[im.name], [2]float64{us(res.cpu), res.busy()})
-			fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s, CPU %.1f µs user + %.1f µs system per request; wrk %.1f µs per request, %.0f%% of a core\n",
-				mode, r.name, im.name, round+1, res.rps, us(u1-u0), us(s1-s0), us(res.cpu), 100*res.busy())
+			machineNote := ""
+			if mok0 && mok1 {
+				if per, idle, err := m1.since(m0, res.requests); err == nil {
+					machine[im.name] = append(machine[im.name], [2]float64{per, idle})
+					machineNote = fmt.Sprintf("; machine %.1f µs busy per request, %.1f%% idle", per, 100*idle)
+				}
+			}
+			fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s, CPU %.1f µs user + %.1f µs system per request; wrk %.1f µs per request, %.0f%% of a core%s\n",
+				mode, r.name, im.name, round+1, res.rps, us(u1-u0), us(s1-s0), us(res.cpu), 100*res.busy(), machineNote)
 		}
 	}
 	lat := map[string]string{}
@@ -475,8 +485,9 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 	}
 	n, e := median(rps["nginx"]), median(rps["edgecache"])
 	nw, ew := clientPer(client["nginx"]), clientPer(client["edgecache"])
-	line := fmt.Sprintf("| %s | %s | %s | **%.2f×** | %s | %s | %s | %s | %s | %s | %d/s |", r.name, spread(rps["nginx"]), spread(rps["edgecache"]),
-		e/n, cpuPer(cpu["nginx"]), cpuPer(cpu["edgecache"]), nw, ew, lat["nginx"], lat["edgecache"], r.rate)
+	line := fmt.Sprintf("| %s | %s | %s | **%.2f×** | %s | %s | %s | %s | %s | %s | %s | %s | %d/s |", r.name, spread(rps["nginx"]), spread(rps["edgecache"]),
+		e/n, cpuPer(cpu["nginx"]), cpuPer(cpu["edgecache"]), nw, ew, machinePer(machine["nginx"]), machinePer(machine["edgecache"]),
+		lat["nginx"], lat["edgecache"], r.rate)
 	if c, ok := rps["ceiling"]; ok {
 		line += fmt.Sprintf(" %s | %.2f× | %.2f× |", spread(c), median(c)/n, e/median(c))
 	}
@@ -515,6 +526,19 @@ func clientPer(rounds [][2]float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.1f, %.0f%%", median(c), 100*median(b))
+}
+
+// machinePer is the machine's median busy µs per request and median idle
+// share over rounds ("—" where /proc/stat could not be read).
+func machinePer(rounds [][2]float64) string {
+	var c, idle []float64
+	for _, r := range rounds {
+		c, idle = append(c, r[0]), append(idle, r[1])
+	}
+	if len(c) == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f, %.1f%%", median(c), 100*median(idle))
 }
 
 // clientBound reports whether wrk's one thread was busy at least
