@@ -83,3 +83,16 @@ func TestReadMachineCPU(t *testing.T) {
 		t.Errorf("no CPU time passed over 100 ms of spinning: %+v then %+v", a, b)
 	}
 }
+
+func TestPerRound(t *testing.T) {
+	rounds := [][2]float64{{150, 0.10}, {170, 0.05}, {160, 0.125}}
+	if got, want := machinePer(rounds), "160.0, 10.0%"; got != want {
+		t.Errorf("machinePer = %q, want %q", got, want)
+	}
+	if got, want := clientPer(rounds), "160.0, 10%"; got != want {
+		t.Errorf("clientPer = %q, want %q", got, want)
+	}
+	if got := machinePer(nil); got != "—" {
+		t.Errorf("machinePer without rounds = %q, want —", got)
+	}
+}

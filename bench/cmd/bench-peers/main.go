@@ -517,28 +517,23 @@ type rowResult struct {
 
 // clientPer is wrk's median CPU per request, in µs, and its median share
 // of a core over rounds.
-func clientPer(rounds [][2]float64) string {
-	var c, b []float64
-	for _, r := range rounds {
-		c, b = append(c, r[0]), append(b, r[1])
-	}
-	if len(c) == 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%.1f, %.0f%%", median(c), 100*median(b))
-}
+func clientPer(rounds [][2]float64) string { return perRound(rounds, "%.1f, %.0f%%") }
 
 // machinePer is the machine's median busy µs per request and median idle
 // share over rounds ("—" where /proc/stat could not be read).
-func machinePer(rounds [][2]float64) string {
-	var c, idle []float64
+func machinePer(rounds [][2]float64) string { return perRound(rounds, "%.1f, %.1f%%") }
+
+// perRound formats the median of each round's first value and 100 times
+// the median of its second (a share) with format; "—" without rounds.
+func perRound(rounds [][2]float64, format string) string {
+	var v, share []float64
 	for _, r := range rounds {
-		c, idle = append(c, r[0]), append(idle, r[1])
+		v, share = append(v, r[0]), append(share, r[1])
 	}
-	if len(c) == 0 {
+	if len(v) == 0 {
 		return "—"
 	}
-	return fmt.Sprintf("%.1f, %.1f%%", median(c), 100*median(idle))
+	return fmt.Sprintf(format, median(v), 100*median(share))
 }
 
 // clientBound reports whether wrk's one thread was busy at least
