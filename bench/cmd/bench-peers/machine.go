@@ -20,15 +20,14 @@ type machineCPU struct {
 	busy, idle time.Duration
 }
 
-// readMachineCPU samples /proc/stat; ok is false where there is none (not
-// Linux) or it cannot be read.
-func readMachineCPU() (machineCPU, bool) {
+// readMachineCPU samples /proc/stat; it fails where there is none (not
+// Linux) or it cannot be read or parsed.
+func readMachineCPU() (machineCPU, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return machineCPU{}, false
+		return machineCPU{}, fmt.Errorf("sampling the machine's CPU: %w", err)
 	}
-	m, err := parseProcStat(string(b))
-	return m, err == nil
+	return parseProcStat(string(b))
 }
 
 // parseProcStat reads the aggregate "cpu" line of /proc/stat, in USER_HZ.
@@ -55,8 +54,13 @@ func parseProcStat(s string) (machineCPU, error) {
 // per request over n requests, and the idle share of all the time.
 func (m machineCPU) since(a machineCPU, n int64) (busyPerReq, idleShare float64, err error) {
 	busy, idle := m.busy-a.busy, m.idle-a.idle
-	if busy < 0 || idle < 0 || busy+idle == 0 || n <= 0 {
+	switch {
+	case busy < 0 || idle < 0:
+		return 0, 0, fmt.Errorf("the machine's CPU time went back between the samples (busy %v, idle %v)", busy, idle)
+	case busy+idle == 0:
 		return 0, 0, errors.New("no machine CPU time passed between the samples")
+	case n <= 0:
+		return 0, 0, fmt.Errorf("%d requests in the round: no time per request", n)
 	}
 	return float64(busy.Microseconds()) / float64(n), float64(idle) / float64(busy+idle), nil
 }

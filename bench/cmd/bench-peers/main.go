@@ -441,9 +441,9 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 				prof = cpuProfile(ctx, url, s.duration, filepath.Join(s.pprofDir, fmt.Sprintf("%s-%s-log-%s.pprof", im.name, r.name, mode)))
 			}
 			u0, s0 := im.p.cpuTime()
-			m0, mok0 := readMachineCPU()
+			m0, merr := readMachineCPU()
 			res, err := runWrk(ctx, wrk, im.base+r.path, s)
-			m1, mok1 := readMachineCPU()
+			m1, merr1 := readMachineCPU()
 			u1, s1 := im.p.cpuTime()
 			if prof != nil {
 				if perr := prof(); perr != nil {
@@ -461,11 +461,18 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 			cpu[im.name] = append(cpu[im.name], [2]float64{us(u1 - u0), us(s1 - s0)})
 			client[im.name] = append(client[im.name], [2]float64{us(res.cpu), res.busy()})
 			machineNote := ""
-			if mok0 && mok1 {
-				if per, idle, err := m1.since(m0, res.requests); err == nil {
-					machine[im.name] = append(machine[im.name], [2]float64{per, idle})
-					machineNote = fmt.Sprintf("; machine %.1f µs busy per request, %.1f%% idle", per, 100*idle)
-				}
+			if merr == nil {
+				merr = merr1
+			}
+			var per, idle float64
+			if merr == nil {
+				per, idle, merr = m1.since(m0, res.requests)
+			}
+			if merr == nil {
+				machine[im.name] = append(machine[im.name], [2]float64{per, idle})
+				machineNote = fmt.Sprintf("; machine %.1f µs busy per request, %.1f%% idle", per, 100*idle)
+			} else {
+				machineNote = fmt.Sprintf("; machine not measured: %v", merr)
 			}
 			fmt.Printf("  logging %-3s %-9s %-9s round %d: %9.0f req/s, CPU %.1f µs user + %.1f µs system per request; wrk %.1f µs per request, %.0f%% of a core%s\n",
 				mode, r.name, im.name, round+1, res.rps, us(u1-u0), us(s1-s0), us(res.cpu), 100*res.busy(), machineNote)
