@@ -26,7 +26,12 @@
 // (-t1), and a row where that thread is busy 90% of a core or more
 // against both servers is wrk-bound: req/s is then 1 ÷ what a response
 // costs wrk to read, and the ratio says little of the servers (the
-// summary names such rows).
+// summary names such rows). And it samples the whole machine's CPU
+// around each round (machine.go, /proc/stat): the busy time per request
+// of every process and the kernel, and the share of the round nobody ran.
+// On the 2-vCPU machine the rows are CPU-bound, so req/s follows both,
+// and a server can lose a row with a cheaper request by leaving the
+// machine idle longer.
 //
 // A third implementation, the ceiling (ceiling.go), is a bare Go net/http
 // server on the same bytes (hits from memory, /pass/ through one
