@@ -465,7 +465,7 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 			us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(res.requests) }
 			cpu[im.name] = append(cpu[im.name], [2]float64{us(u1 - u0), us(s1 - s0)})
 			client[im.name] = append(client[im.name], [2]float64{us(res.cpu), res.busy()})
-			machineNote := ""
+			var machineNote string
 			if merr == nil {
 				merr = merr1
 			}
