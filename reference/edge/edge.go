@@ -265,13 +265,41 @@ func copyHeaderExcept(dst, src http.Header, skip func(string) bool) {
 func (s *Server) sendBody(v *visit, body io.Reader) {
 	buf := s.buffer()
 	defer s.bufs.Put(buf)
-	s.streamBody(v, body, *buf, 0, nil)
+	s.streamBody(v, readInto(body, *buf), nil, nil)
 }
 
-// streamBody is sendBody through buf, whose first m bytes were read from
-// body already, with rerr.
-func (s *Server) streamBody(v *visit, body io.Reader, buf []byte, m int, rerr error) {
-	n, err := copyFlushing(v.w, body, buf, m, rerr)
+// readInto is a next function (copyFlushing) reading body through buf.
+func readInto(body io.Reader, buf []byte) func() ([]byte, error) {
+	return func() ([]byte, error) {
+		n, err := body.Read(buf)
+		return buf[:n], err
+	}
+}
+
+// viewer is a body that hands out its bytes without a copy: fetch's origin
+// bodies over HTTP/1.1 of a known length (or up to the close), as views
+// of the origin connection's buffer, each valid until the next call.
+type viewer interface {
+	Viewable() bool
+	Next(max int) ([]byte, error)
+}
+
+// nextOf is how body's bytes are taken: as views when it offers them
+// (issue #14: a 64 KiB origin body was copied whole from the connection's
+// buffer into ours), else through a buffer from the pool; done gives the
+// buffer back.
+func (s *Server) nextOf(body io.Reader) (next func() ([]byte, error), done func()) {
+	if vb, ok := body.(viewer); ok && vb.Viewable() {
+		return func() ([]byte, error) { return vb.Next(copyBufferSize) }, func() {}
+	}
+	buf := s.buffer()
+	return readInto(body, *buf), func() { s.bufs.Put(buf) }
+}
+
+// streamBody is sendBody from next, whose first bytes first (taken
+// already, with rerr) go first.
+func (s *Server) streamBody(v *visit, next func() ([]byte, error), first []byte, rerr error) {
+	n, err := copyFlushing(v.w, next, first, rerr)
 	v.bytes = n
 	if err != nil {
 		v.trunc = truncReason(err)
@@ -304,20 +332,20 @@ func (s *Server) buffer() *[]byte {
 	return &b
 }
 
-// copyFlushing streams src to the client through buf, flushing after every
-// read so that a slow origin body reaches the client as it arrives; buf's
-// first m bytes, read from src already with rerr, go first. Only read
-// errors are returned as errors; a client that went away ends the copy
-// too.
-func copyFlushing(w http.ResponseWriter, src io.Reader, buf []byte, m int, rerr error) (int64, error) {
+// copyFlushing streams the bytes next returns to the client, flushing
+// after each so that a slow origin body reaches the client as it arrives;
+// p, taken already with rerr, goes first. Each p is written before next is
+// called again (a view is valid until then). Only read errors are returned
+// as errors; a client that went away ends the copy too.
+func copyFlushing(w http.ResponseWriter, next func() ([]byte, error), p []byte, rerr error) (int64, error) {
 	rc := http.NewResponseController(w)
 	var n int64
 	for {
-		if m > 0 {
-			if _, werr := w.Write(buf[:m]); werr != nil {
+		if len(p) > 0 {
+			if _, werr := w.Write(p); werr != nil {
 				return n, context.Canceled
 			}
-			n += int64(m)
+			n += int64(len(p))
 			_ = rc.Flush()
 		}
 		if rerr == io.EOF {
@@ -326,6 +354,6 @@ func copyFlushing(w http.ResponseWriter, src io.Reader, buf []byte, m int, rerr 
 		if rerr != nil {
 			return n, rerr
 		}
-		m, rerr = src.Read(buf)
+		p, rerr = next()
 	}
 }

@@ -87,22 +87,22 @@ func (s *Server) failBeforeHead(v *visit, what string, err error) {
 // before them leaves the client a bare close or stream reset). A body
 // failing later is truncated visibly (TMO-6, COL-7).
 func (s *Server) sendAfterFirstByte(v *visit, body io.Reader, writeHead func()) {
-	buf := s.buffer()
-	defer s.bufs.Put(buf)
-	var n int
+	next, done := s.nextOf(body)
+	defer done()
+	var p []byte
 	var err error
 	for range 100 { // io.Reader may return (0, nil); a few retries, never spin
-		if n, err = body.Read(*buf); n > 0 || err != nil {
+		if p, err = next(); len(p) > 0 || err != nil {
 			break
 		}
 	}
-	if n == 0 && err != nil && err != io.EOF {
+	if len(p) == 0 && err != nil && err != io.EOF {
 		s.failBeforeHead(v, "reading the response body", err)
 		return
 	}
 	writeHead()
-	// The first bytes go out from the buffer they were read into, and the
-	// rest follows through it (issue #14: a second buffer and a copy of
-	// the first read, up to 64 KiB, per response before).
-	s.streamBody(v, body, *buf, n, err)
+	// The first bytes go out as they were taken, and the rest follows the
+	// same way (issue #14: a second buffer and a copy of the first read,
+	// up to 64 KiB, per response before).
+	s.streamBody(v, next, p, err)
 }

@@ -48,6 +48,7 @@ func (f *fetch) choose(o config.EffectiveOrigin, resp *http.Response, cancel con
 		log: f.e.log, requestID: f.req.RequestID, origin: o.Name,
 	}
 	b.ready, _ = resp.Body.(readier)
+	b.view, _ = resp.Body.(viewer)
 	if resp.Body == http.NoBody {
 		b.ready = noBody{}
 	}
@@ -81,6 +82,7 @@ func (noBody) Ready() bool { return true }
 type body struct {
 	rc              io.ReadCloser
 	ready           readier // rc, if it can tell
+	view            viewer  // rc, if it can hand out views
 	cancel          context.CancelCauseFunc
 	expect          int64 // declared length, -1 if none applies
 	readTimeout     time.Duration
@@ -100,6 +102,30 @@ type body struct {
 }
 
 func (b *body) Read(p []byte) (int, error) {
+	n, _, err := b.read(p, 0, false)
+	return n, err
+}
+
+// viewer is an upstream body that can hand out its bytes without a copy
+// (upstream's HTTP/1.1 bodies of a known length or up to the close).
+type viewer interface {
+	Viewable() bool
+	Next(max int) ([]byte, error)
+}
+
+// Viewable reports whether Next can serve this body.
+func (b *body) Viewable() bool { return b.view != nil && b.view.Viewable() }
+
+// Next is Read without the copy, under the same timeouts: up to max bytes
+// as a view of the upstream connection's buffer, valid until the next
+// Read, Next or Close (upstream's h1Body.Next). Only when Viewable.
+func (b *body) Next(max int) ([]byte, error) {
+	_, v, err := b.read(nil, max, true)
+	return v, err
+}
+
+// read is Read into p, or (viewing) Next of up to max bytes.
+func (b *body) read(p []byte, max int, viewing bool) (int, []byte, error) {
 	b.mu.Lock()
 	if b.timeout != nil && !b.done {
 		b.endLocked(b.timeout)
@@ -107,14 +133,24 @@ func (b *body) Read(p []byte) (int, error) {
 	if b.done {
 		err := b.err
 		b.mu.Unlock()
-		return 0, err
+		return 0, nil, err
 	}
 	if !b.gapArmed && !b.isReady() {
 		b.armGapLocked()
 	}
 	b.mu.Unlock()
 
-	n, err := b.rc.Read(p)
+	var (
+		n    int
+		view []byte
+		err  error
+	)
+	if viewing {
+		view, err = b.view.Next(max)
+		n = len(view)
+	} else {
+		n, err = b.rc.Read(p)
+	}
 
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -137,7 +173,7 @@ func (b *body) Read(p []byte) (int, error) {
 		err = b.timeout
 	case b.timeout != nil:
 		// Data that arrived before the cut; the next Read reports it.
-		return n, nil
+		return n, view, nil
 	case err == io.EOF && b.expect >= 0 && b.n < b.expect:
 		err = fmt.Errorf("origin body ended after %d of %d bytes: %w", b.n, b.expect, io.ErrUnexpectedEOF)
 		b.logTruncated("", err)
@@ -147,7 +183,7 @@ func (b *body) Read(p []byte) (int, error) {
 	if err != nil {
 		b.endLocked(err)
 	}
-	return n, err
+	return n, view, err
 }
 
 // fire is a timer going off: cut the body and cancel the upstream request.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -432,6 +433,79 @@ func TestBodyTimersOnlyWhileWaiting(t *testing.T) {
 			b.Close()
 			if !cancelled {
 				t.Error("closing the body did not cancel the attempt")
+			}
+		})
+	}
+}
+
+// readViews reads an HTTP/1.1 origin body as the edge delivers it: with
+// Next, views of the origin connection's buffer (issue #14).
+func readViews(t *testing.T, rc io.ReadCloser) ([]byte, error) {
+	t.Helper()
+	b, ok := rc.(*body)
+	if !ok || !b.Viewable() {
+		t.Fatalf("%T: not a viewable body", rc)
+	}
+	var all []byte
+	for {
+		p, err := b.Next(64 << 10)
+		all = append(all, p...)
+		if err == io.EOF {
+			return all, nil
+		}
+		if err != nil {
+			return all, err
+		}
+	}
+}
+
+// TMO-5, TMO-6: a body taken with Next (the edge's way for HTTP/1.1 and
+// HTTPS origins) reads under the same timeouts as with Read, and a body
+// the origin cuts is an error, never io.EOF.
+func TestBodyViewsUnderTimeouts(t *testing.T) {
+	l := newLab(t)
+	for _, tc := range []struct {
+		name     string
+		listener string
+		action   rules.Action
+		to       func(*config.EffectiveOrigin)
+		wantErr  error // nil: the whole object
+		maxBytes int   // read before the error, at most
+		minWait  time.Duration
+	}{
+		{"whole", "http", rules.Action{}, timeouts(0, 0, 5*time.Second, 10*time.Second), nil, 1024, 0},
+		{"whole over https", "https", rules.Action{}, timeouts(0, 0, 5*time.Second, 10*time.Second), nil, 1024, 0},
+		{"TMO-5 drip slower than readTimeout", "http", rules.Action{Drip: &rules.Drip{Bytes: 100, Every: rules.Duration(600 * time.Millisecond)}},
+			timeouts(0, 0, 200*time.Millisecond, 5*time.Second), ErrReadTimeout, 100, 200 * time.Millisecond},
+		{"TMO-6 steady body beyond responseTimeout", "http", rules.Action{Drip: &rules.Drip{Bytes: 32, Every: rules.Duration(50 * time.Millisecond)}},
+			timeouts(0, 0, 300*time.Millisecond, 500*time.Millisecond), ErrResponseTimeout, 1023, 500 * time.Millisecond},
+		{"truncated", "http", rules.Action{Truncate: &rules.Cut{AfterBytes: ptr[int64](500)}},
+			timeouts(0, 0, 5*time.Second, 10*time.Second), io.ErrUnexpectedEOF, 500, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := "/views/" + strings.ReplaceAll(tc.name, " ", "-")
+			l.rule(rules.Rule{Match: rules.Match{Path: path}, Action: tc.action})
+			e := l.engine(l.origin("a", tc.listener, tc.to))
+			start := time.Now()
+			f := e.Fetch(t.Context(), "a", get(path))
+			if f.Response == nil {
+				t.Fatalf("no response: %d %s", f.Status, f.Reason)
+			}
+			defer f.Response.Body.Close()
+			got, err := readViews(t, f.Response.Body)
+			took := time.Since(start)
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantObject(t, path, got)
+				return
+			}
+			if !errors.Is(err, tc.wantErr) || !Truncated(err) || len(got) > tc.maxBytes {
+				t.Fatalf("read %d bytes, err %v; want at most %d bytes, then %v", len(got), err, tc.maxBytes, tc.wantErr)
+			}
+			if took < tc.minWait || took >= tc.minWait+slack {
+				t.Errorf("cut after %v, want within [%v, %v)", took, tc.minWait, tc.minWait+slack)
 			}
 		})
 	}

@@ -646,3 +646,138 @@ func TestH1ReaderOnlyWhileReading(t *testing.T) {
 		t.Errorf("%d connections for two requests, want 1", o.conns.Load())
 	}
 }
+
+// readViews reads body with Next(max) to its end.
+func readViews(body *h1Body, max int) ([]byte, error) {
+	var all []byte
+	for {
+		p, err := body.Next(max)
+		all = append(all, p...)
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return all, err
+		}
+	}
+}
+
+// Next hands out a body's bytes as views of the connection's buffer with
+// Read's framing: a Content-Length body (in one view or in pieces of max
+// bytes, with its head or arriving later), a close-delimited one, and one
+// cut short (io.ErrUnexpectedEOF, the connection not reused). A chunked
+// body is not Viewable and Next refuses it (issue #14).
+func TestH1BodyNext(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		head     string
+		body     string
+		later    bool // the body after a pause
+		max      int
+		viewable bool
+		want     string
+		wantErr  error // nil: a clean end
+		conns    int32 // connections for two requests
+	}{
+		{"content-length", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", "hello", false, 64 << 10, true, "hello", nil, 1},
+		{"pieces", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", "hello", false, 2, true, "hello", nil, 1},
+		{"later", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", "hello", true, 64 << 10, true, "hello", nil, 1},
+		{"close-delimited", "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", "all of it", false, 64 << 10, true, "all of it", nil, 2},
+		{"truncated", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", "short", false, 64 << 10, true, "short", io.ErrUnexpectedEOF, 2},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "5\r\nhello\r\n0\r\n\r\n", false, 64 << 10, false, "", errors.New("chunked"), 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := startRaw(t, func(c net.Conn, _ *bufio.Reader, _ string) bool {
+				if tc.later {
+					io.WriteString(c, tc.head)
+					time.Sleep(20 * time.Millisecond)
+					io.WriteString(c, tc.body)
+				} else {
+					io.WriteString(c, tc.head+tc.body)
+				}
+				return !strings.Contains(tc.head, "close") && tc.wantErr != io.ErrUnexpectedEOF
+			})
+			c := rawClient(t)
+			for i := range 2 {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				resp, err := c.RoundTrip(ctx, o.target(t), newReq(t, "GET", "/x"))
+				if err != nil {
+					cancel()
+					t.Fatal(err)
+				}
+				b := resp.Body.(*h1Body)
+				if b.Viewable() != tc.viewable {
+					t.Errorf("Viewable() = %v, want %v", b.Viewable(), tc.viewable)
+				}
+				got, err := readViews(b, tc.max)
+				if tc.viewable {
+					_, _ = io.ReadAll(resp.Body) // nothing left; a chunked body is read to its end
+				} else {
+					_, _ = io.Copy(io.Discard, resp.Body)
+				}
+				resp.Body.Close()
+				cancel()
+				switch {
+				case string(got) != tc.want:
+					t.Fatalf("request %d: %q, want %q", i+1, got, tc.want)
+				case tc.wantErr == nil && err != nil:
+					t.Fatalf("request %d: %v, want a clean end", i+1, err)
+				case tc.wantErr == io.ErrUnexpectedEOF && !errors.Is(err, io.ErrUnexpectedEOF):
+					t.Fatalf("request %d: %v, want io.ErrUnexpectedEOF", i+1, err)
+				case tc.wantErr != nil && tc.wantErr != io.ErrUnexpectedEOF && (err == nil || !strings.Contains(err.Error(), tc.wantErr.Error())):
+					t.Fatalf("request %d: %v, want an error naming %q", i+1, err, tc.wantErr)
+				}
+			}
+			if got := o.conns.Load(); got != tc.conns {
+				t.Errorf("%d connections for two requests, want %d", got, tc.conns)
+			}
+		})
+	}
+}
+
+// The last view of a body stays intact until the next call: the connection
+// (and its read buffer) does not go back to the pool before, so a second
+// response read meanwhile goes through another connection and buffer
+// rather than over the bytes still to be written (no mixed data).
+func TestH1BodyNextHoldsTheBuffer(t *testing.T) {
+	var n atomic.Int32
+	o := startRaw(t, func(c net.Conn, _ *bufio.Reader, _ string) bool {
+		body := strings.Repeat(string(rune('a'+n.Add(1)-1)), 1000)
+		_, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"+body)
+		return err == nil
+	})
+	c := rawClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := c.RoundTrip(ctx, o.target(t), newReq(t, "GET", "/x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := resp.Body.(*h1Body)
+	view, err := first.Next(64 << 10)
+	if err != nil || string(view) != strings.Repeat("a", 1000) {
+		t.Fatalf("first view %q, %v", view, err)
+	}
+	// While the view is out, another request and its whole body.
+	_, body, err := roundTrip(t, c, o.target(t), newReq(t, "GET", "/y"))
+	if err != nil || string(body) != strings.Repeat("b", 1000) {
+		t.Fatalf("second body %q, %v", body, err)
+	}
+	if string(view) != strings.Repeat("a", 1000) {
+		t.Fatalf("the first view changed under it: %q", view)
+	}
+	if o.conns.Load() != 2 {
+		t.Errorf("%d connections, want 2 (the first one held by its view)", o.conns.Load())
+	}
+	if p, err := first.Next(64 << 10); len(p) != 0 || err != io.EOF {
+		t.Fatalf("after the last view: %q, %v, want io.EOF", p, err)
+	}
+	first.Close()
+	// Released now: a third request reuses a connection.
+	if _, body, err := roundTrip(t, c, o.target(t), newReq(t, "GET", "/z")); err != nil || len(body) != 1000 {
+		t.Fatalf("third body %d bytes, %v", len(body), err)
+	}
+	if o.conns.Load() != 2 {
+		t.Errorf("%d connections after the third request, want 2 (reused)", o.conns.Load())
+	}
+}

@@ -306,11 +306,16 @@ type h1Body struct {
 	chunks    io.Reader
 	state     atomic.Int32
 	err       error // what Read returns once the body ended, io.EOF or the error
+	// held: Next handed out the body's last bytes as a view of the
+	// connection's read buffer; the connection goes back to the pool
+	// (and the buffer with it) only at the next Read or Next.
+	held bool
 }
 
 var errReadClosed = errors.New("upstream: read on closed response body")
 
 func (b *h1Body) Read(p []byte) (int, error) {
+	b.release()
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -342,6 +347,74 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	}
 	b.read += int64(n)
 	return n, b.after(n, err)
+}
+
+// Viewable reports whether Next can serve this body: a Content-Length or
+// close-delimited one (a chunked body's bytes are not contiguous in the
+// buffer).
+func (b *h1Body) Viewable() bool { return b.mode != bodyChunked }
+
+// Next is Read without the copy (issue #14: a 64 KiB body, read with its
+// head into the connection's buffer, was copied out of it whole): up to
+// max bytes of the body as a view of the connection's read buffer, which
+// stays valid until the next Read, Next or Close; only then can the
+// connection, and so the buffer, carry another response. It waits for
+// the origin only when nothing of the body is buffered (one read).
+// Not for a chunked body (Viewable).
+func (b *h1Body) Next(max int) ([]byte, error) {
+	b.release()
+	if b.err != nil {
+		return nil, b.err
+	}
+	if b.state.Load() == bodyClosed {
+		return nil, errReadClosed
+	}
+	if b.mode == bodyChunked {
+		return nil, errors.New("upstream: Next on a chunked body")
+	}
+	if max <= 0 {
+		return nil, nil
+	}
+	want := max
+	if b.mode == bodyFixed {
+		if b.remaining == 0 {
+			b.err = io.EOF
+			return nil, io.EOF
+		}
+		want = int(min(int64(max), b.remaining))
+	}
+	br := b.pc.br
+	var err error
+	if br.Buffered() == 0 {
+		_, err = br.Peek(1) // one read; an error comes only with no byte
+	}
+	n := min(want, br.Buffered())
+	var p []byte
+	if n > 0 {
+		p, _ = br.Peek(n)
+		_, _ = br.Discard(n)
+	}
+	b.read += int64(n)
+	if b.mode == bodyFixed {
+		b.remaining -= int64(n)
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		if err == nil && b.remaining == 0 {
+			b.held = true // after's finish, once p is written
+			return p, nil
+		}
+	}
+	return p, b.after(n, err)
+}
+
+// release ends a body whose last bytes Next handed out: they have been
+// used, so the connection may carry the next response.
+func (b *h1Body) release() {
+	if b.held {
+		b.held = false
+		b.finish(true)
+	}
 }
 
 // Ready reports whether the next Read returns without waiting for the
