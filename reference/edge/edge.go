@@ -215,13 +215,12 @@ func (s *Server) deliver(v *visit) {
 	resp := res.Response
 	defer resp.Body.Close()
 	h := v.w.Header()
-	copyHeader(h, resp.Header)
-	upstream.RemoveHopByHop(h)
+	originFields(h, resp.Header)
 	s.applyResponseHeaders(h, v) // headers.go
 	if v.cacheHdr != "" {
 		h.Add("Cache-Status", v.cacheHdr)
 	}
-	if resp.ContentLength >= 0 && v.r.Method != http.MethodHead {
+	if resp.ContentLength >= 0 && v.r.Method != http.MethodHead && !declares(h, resp.ContentLength) {
 		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
 	}
 	writeHead := func() {
@@ -233,6 +232,32 @@ func (s *Server) deliver(v *visit) {
 		return
 	}
 	s.sendAfterFirstByte(v, resp.Body, writeHead) // errors.go: a body failing at byte 0 is a 502/504
+}
+
+// originFields copies the origin's fields src into h and then drops the
+// hop-by-hop ones from h (upstream.RemoveHopByHop).
+func originFields(h, src http.Header) {
+	if _, named := src["Connection"]; named || len(h) > 0 {
+		copyHeader(h, src)
+		upstream.RemoveHopByHop(h)
+		return
+	}
+	// Nothing to delete afterwards (issue #14: nine map deletes per
+	// response): h is empty, the fixed hop-by-hop fields are not copied,
+	// and no Connection field names others.
+	copyHeaderExcept(h, src, upstream.IsHopByHop)
+}
+
+// declares reports whether h's Content-Length is exactly n already, one
+// value of digits without leading zeros (the origin's, as copied), so
+// that it need not be set again (issue #14: two allocations a response).
+func declares(h http.Header, n int64) bool {
+	vals := h["Content-Length"]
+	if len(vals) != 1 || vals[0] == "" || vals[0][0] < '0' || vals[0][0] > '9' || len(vals[0]) > 1 && vals[0][0] == '0' {
+		return false // none, several, a sign or leading zeros: set it plainly
+	}
+	m, err := strconv.ParseInt(vals[0], 10, 64)
+	return err == nil && m == n
 }
 
 // copyHeader copies src's fields into dst with one allocation for all the
@@ -263,17 +288,9 @@ func copyHeaderExcept(dst, src http.Header, skip func(string) bool) {
 // sendBody streams body to the client, truncating visibly (TMO-6) when it
 // fails.
 func (s *Server) sendBody(v *visit, body io.Reader) {
-	buf := s.buffer()
-	defer s.bufs.Put(buf)
-	s.streamBody(v, readInto(body, *buf), nil, nil)
-}
-
-// readInto is a next function (copyFlushing) reading body through buf.
-func readInto(body io.Reader, buf []byte) func() ([]byte, error) {
-	return func() ([]byte, error) {
-		n, err := body.Read(buf)
-		return buf[:n], err
-	}
+	src := s.sourceOf(body)
+	defer src.done()
+	s.streamBody(v, &src, nil, nil)
 }
 
 // viewer is a body that hands out its bytes without a copy: fetch's origin
@@ -284,22 +301,44 @@ type viewer interface {
 	Next(max int) ([]byte, error)
 }
 
-// nextOf is how body's bytes are taken: as views when it offers them
+// source is how a body's bytes are taken: as views when it offers them
 // (issue #14: a 64 KiB origin body was copied whole from the connection's
-// buffer into ours), else through a buffer from the pool; done gives the
-// buffer back.
-func (s *Server) nextOf(body io.Reader) (next func() ([]byte, error), done func()) {
-	if vb, ok := body.(viewer); ok && vb.Viewable() {
-		return func() ([]byte, error) { return vb.Next(copyBufferSize) }, func() {}
-	}
-	buf := s.buffer()
-	return readInto(body, *buf), func() { s.bufs.Put(buf) }
+// buffer into ours), else read through a buffer from the pool.
+type source struct {
+	s    *Server
+	view viewer
+	body io.Reader
+	buf  *[]byte
 }
 
-// streamBody is sendBody from next, whose first bytes first (taken
-// already, with rerr) go first.
-func (s *Server) streamBody(v *visit, next func() ([]byte, error), first []byte, rerr error) {
-	n, err := copyFlushing(v.w, next, first, rerr)
+func (s *Server) sourceOf(body io.Reader) source {
+	if vb, ok := body.(viewer); ok && vb.Viewable() {
+		return source{view: vb}
+	}
+	return source{s: s, body: body, buf: s.buffer()}
+}
+
+// next returns the body's next bytes, valid until the next call.
+func (src *source) next() ([]byte, error) {
+	if src.view != nil {
+		return src.view.Next(copyBufferSize)
+	}
+	n, err := src.body.Read(*src.buf)
+	return (*src.buf)[:n], err
+}
+
+// done gives the buffer back, if one was taken.
+func (src *source) done() {
+	if src.buf != nil {
+		src.s.bufs.Put(src.buf)
+		src.buf = nil
+	}
+}
+
+// streamBody is sendBody from src, whose first bytes (taken already, with
+// rerr) go first.
+func (s *Server) streamBody(v *visit, src *source, first []byte, rerr error) {
+	n, err := copyFlushing(v.w, src, first, rerr)
 	v.bytes = n
 	if err != nil {
 		v.trunc = truncReason(err)
@@ -332,12 +371,12 @@ func (s *Server) buffer() *[]byte {
 	return &b
 }
 
-// copyFlushing streams the bytes next returns to the client, flushing
-// after each so that a slow origin body reaches the client as it arrives;
-// p, taken already with rerr, goes first. Each p is written before next is
-// called again (a view is valid until then). Only read errors are returned
+// copyFlushing streams src's bytes to the client, flushing after each
+// take so that a slow origin body reaches the client as it arrives; p,
+// taken already with rerr, goes first. Each p is written before the next
+// is taken (a view is valid until then). Only read errors are returned
 // as errors; a client that went away ends the copy too.
-func copyFlushing(w http.ResponseWriter, next func() ([]byte, error), p []byte, rerr error) (int64, error) {
+func copyFlushing(w http.ResponseWriter, src *source, p []byte, rerr error) (int64, error) {
 	rc := http.NewResponseController(w)
 	var n int64
 	for {
@@ -354,6 +393,6 @@ func copyFlushing(w http.ResponseWriter, next func() ([]byte, error), p []byte, 
 		if rerr != nil {
 			return n, rerr
 		}
-		p, rerr = next()
+		p, rerr = src.next()
 	}
 }

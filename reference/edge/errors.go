@@ -87,12 +87,12 @@ func (s *Server) failBeforeHead(v *visit, what string, err error) {
 // before them leaves the client a bare close or stream reset). A body
 // failing later is truncated visibly (TMO-6, COL-7).
 func (s *Server) sendAfterFirstByte(v *visit, body io.Reader, writeHead func()) {
-	next, done := s.nextOf(body)
-	defer done()
+	src := s.sourceOf(body)
+	defer src.done()
 	var p []byte
 	var err error
 	for range 100 { // io.Reader may return (0, nil); a few retries, never spin
-		if p, err = next(); len(p) > 0 || err != nil {
+		if p, err = src.next(); len(p) > 0 || err != nil {
 			break
 		}
 	}
@@ -104,5 +104,5 @@ func (s *Server) sendAfterFirstByte(v *visit, body io.Reader, writeHead func()) 
 	// The first bytes go out as they were taken, and the rest follows the
 	// same way (issue #14: a second buffer and a copy of the first read,
 	// up to 64 KiB, per response before).
-	s.streamBody(v, next, p, err)
+	s.streamBody(v, &src, p, err)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/reference/cache/entry"
+	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
 // A hit is served from stored bytes: no flush per write (issue #14: a
@@ -183,5 +184,66 @@ func TestBodiesDeliveredFromViews(t *testing.T) {
 				t.Fatalf("delivered %q (%d bytes counted), want %q", got, v.bytes, "hello, views!")
 			}
 		})
+	}
+}
+
+// originFields is copyHeader then upstream.RemoveHopByHop, whichever way
+// it takes (issue #14: no deletes when none is needed).
+func TestOriginFields(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		dst, src http.Header
+	}{
+		{"plain", http.Header{}, http.Header{"Content-Type": {"a/b"}, "Etag": {`"1"`}, "Content-Length": {"5"}}},
+		{"fixed hop-by-hop", http.Header{}, http.Header{"Keep-Alive": {"timeout=5"}, "Transfer-Encoding": {"chunked"}, "Te": {"trailers"},
+			"Trailer": {"X"}, "Upgrade": {"h2c"}, "Proxy-Connection": {"keep-alive"}, "Proxy-Authenticate": {"Basic"}, "Proxy-Authorization": {"x"}, "X-Kept": {"1"}}},
+		{"connection names others", http.Header{}, http.Header{"Connection": {"X-Gone, keep-alive"}, "X-Gone": {"1"}, "X-Kept": {"2"}}},
+		{"fields already set", http.Header{"Keep-Alive": {"set before"}, "X-Before": {"b"}}, http.Header{"X-Kept": {"3"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := tc.dst.Clone()
+			copyHeader(want, tc.src)
+			upstream.RemoveHopByHop(want)
+			got := tc.dst.Clone()
+			originFields(got, tc.src)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+	for _, k := range []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"} {
+		h := http.Header{k: {"x"}}
+		upstream.RemoveHopByHop(h)
+		if len(h) != 0 || !upstream.IsHopByHop(k) {
+			t.Errorf("%s: RemoveHopByHop left %v, IsHopByHop %v: the two lists differ", k, h, upstream.IsHopByHop(k))
+		}
+	}
+}
+
+// declares: only a single plain decimal equal to the length is kept as
+// it is; anything else is set again.
+func TestDeclares(t *testing.T) {
+	for _, tc := range []struct {
+		vals []string
+		n    int64
+		want bool
+	}{
+		{[]string{"1024"}, 1024, true},
+		{[]string{"0"}, 0, true},
+		{[]string{"1023"}, 1024, false},
+		{nil, 1024, false},
+		{[]string{"1024", "1024"}, 1024, false},
+		{[]string{"+1024"}, 1024, false},
+		{[]string{"01024"}, 1024, false},
+		{[]string{"1024, 1024"}, 1024, false},
+		{[]string{""}, 0, false},
+	} {
+		h := http.Header{}
+		if tc.vals != nil {
+			h["Content-Length"] = tc.vals
+		}
+		if got := declares(h, tc.n); got != tc.want {
+			t.Errorf("declares(%q, %d) = %v, want %v", tc.vals, tc.n, got, tc.want)
+		}
 	}
 }

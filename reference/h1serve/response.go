@@ -316,7 +316,7 @@ func (w *response) writeFields() {
 // writeField writes the field line "k: v", v trimmed, its CR and LF as
 // spaces.
 func writeField(out interface{ WriteString(string) (int, error) }, k, v string) {
-	if strings.ContainsAny(v, "\r\n") {
+	if strings.IndexByte(v, '\r') >= 0 || strings.IndexByte(v, '\n') >= 0 { // not ContainsAny: issue #14, 0.6 us a response
 		v = strings.NewReplacer("\r", " ", "\n", " ").Replace(v)
 	}
 	out.WriteString(k)

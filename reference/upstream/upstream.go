@@ -318,6 +318,18 @@ func (c *Client) roundTripH1(ctx context.Context, t Target, req *http.Request, s
 var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
 	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"}
 
+// IsHopByHop reports whether the canonical field name k is one of the
+// hop-by-hop fields RemoveHopByHop always deletes (not those a Connection
+// field names).
+func IsHopByHop(k string) bool {
+	switch k {
+	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
+		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
+}
+
 // RemoveHopByHop deletes the hop-by-hop headers from h, including those
 // that h's Connection header names.
 func RemoveHopByHop(h http.Header) {
