@@ -70,6 +70,7 @@ import (
 	"github.com/edgeconform/edgeconform/reference/config"
 	"github.com/edgeconform/edgeconform/reference/logjson"
 	"github.com/edgeconform/edgeconform/reference/outcome"
+	"github.com/edgeconform/edgeconform/reference/requri"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
@@ -504,7 +505,7 @@ func (f *fetch) request(ctx context.Context, pathAndQuery string) *http.Request 
 			h.Add(add.HeaderName, add.HeaderValue)
 		}
 	}
-	u, err := url.ParseRequestURI(pathAndQuery)
+	u, err := requri.Parse(pathAndQuery) // url.ParseRequestURI, faster for plain paths
 	if err != nil {
 		u = &url.URL{Opaque: pathAndQuery}
 	}

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/edgeconform/edgeconform/reference/receive"
+	"github.com/edgeconform/edgeconform/reference/requri"
 )
 
 // protoError is a request net/http would refuse before any handler: the
@@ -223,7 +224,7 @@ func (p *parsed) requestLine(line string) error {
 	if justAuthority {
 		raw = "http://" + raw
 	}
-	u, err := url.ParseRequestURI(raw)
+	u, err := requri.Parse(raw) // url.ParseRequestURI, faster for plain paths
 	if err != nil {
 		return badRequest("invalid request target %q", clip(target))
 	}
