@@ -170,7 +170,7 @@ type fillUpstream struct {
 }
 
 func (f *fillUpstream) req() *upstreamReq {
-	f.once.Do(func() { f.u = f.s.upstreamFor(f.r, f.route, f.id) })
+	f.once.Do(func() { f.u = f.s.upstreamFor(f.r, f.route, f.id, false) })
 	return f.u
 }
 

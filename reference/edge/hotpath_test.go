@@ -13,6 +13,9 @@ import (
 
 	"github.com/edgeconform/edgeconform/emulators/objects"
 	"github.com/edgeconform/edgeconform/reference/cache/entry"
+	"github.com/edgeconform/edgeconform/reference/config"
+	"github.com/edgeconform/edgeconform/reference/routing"
+	"github.com/edgeconform/edgeconform/reference/shield"
 	"github.com/edgeconform/edgeconform/reference/upstream"
 )
 
@@ -245,5 +248,57 @@ func TestDeclares(t *testing.T) {
 		if got := declares(h, tc.n); got != tc.want {
 			t.Errorf("declares(%q, %d) = %v, want %v", tc.vals, tc.n, got, tc.want)
 		}
+	}
+}
+
+// The pass path sends the client's header as it is when nothing would
+// change it (issue #14), and otherwise exactly what copying it, dropping
+// hop-by-hop fields and preparing it for the parent gives; fills always
+// get a copy of their own.
+func TestUpstreamHeaderSharedOnlyWhenUnchanged(t *testing.T) {
+	add := &config.HeaderAction{RequestHeadersToAdd: []config.HeaderToAdd{{HeaderName: "X-Added", HeaderValue: "1"}}}
+	shieldTo := shieldParent{tier: "edge-1"}
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		action *config.HeaderAction
+		to     parent
+		share  bool
+		shared bool
+	}{
+		{"plain", http.Header{"User-Agent": {"wrk"}, "Range": {"bytes=0-1"}}, nil, nil, true, true},
+		{"plain fill", http.Header{"User-Agent": {"wrk"}}, nil, nil, false, false},
+		{"hop-by-hop", http.Header{"User-Agent": {"wrk"}, "Keep-Alive": {"timeout=5"}}, nil, nil, true, false},
+		{"connection names one", http.Header{"Connection": {"X-Private"}, "X-Private": {"1"}, "X-Kept": {"2"}}, nil, nil, true, false},
+		{"tier marker", http.Header{shield.TierHeader: {"forged"}}, nil, nil, true, false},
+		{"request header action", http.Header{"User-Agent": {"wrk"}}, add, nil, true, false},
+		{"empty action", http.Header{"User-Agent": {"wrk"}}, &config.HeaderAction{}, nil, true, true},
+		{"shield parent", http.Header{"User-Agent": {"wrk"}}, nil, shieldTo, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Server{origins: originParent{}, parents: map[string]parent{}}
+			to := parent(originParent{})
+			if tc.to != nil {
+				s.parents["o"] = tc.to
+				to = tc.to
+			}
+			r := httptest.NewRequest(http.MethodGet, "/x", nil)
+			r.Header = tc.header.Clone()
+			route := &routing.Result{Origin: "o", Rule: &config.RouteRule{HeaderAction: tc.action}}
+			want := tc.header.Clone()
+			upstream.RemoveHopByHop(want)
+			to.prepare(want, route.Rule)
+
+			u := s.upstreamFor(r, route, "id", tc.share)
+			if !reflect.DeepEqual(u.header, want) {
+				t.Errorf("header %v, want %v", u.header, want)
+			}
+			if shared := reflect.ValueOf(u.header).UnsafePointer() == reflect.ValueOf(r.Header).UnsafePointer(); shared != tc.shared {
+				t.Errorf("the client's header map sent as it is: %v, want %v", shared, tc.shared)
+			}
+			if !reflect.DeepEqual(r.Header, tc.header) {
+				t.Errorf("the client's header changed: %v, want %v", r.Header, tc.header)
+			}
+		})
 	}
 }

@@ -21,6 +21,9 @@ type parent interface {
 	// prepare turns the client's headers (less hop-by-hop ones) into the
 	// headers this parent gets, for a request on rule.
 	prepare(h http.Header, rule *config.RouteRule)
+	// keeps reports whether prepare would leave h (without hop-by-hop
+	// fields) as it is.
+	keeps(h http.Header, rule *config.RouteRule) bool
 	// fetch sends u.
 	fetch(ctx context.Context, u *upstreamReq) *fetch.Result
 }
@@ -42,11 +45,17 @@ type upstreamReq struct {
 
 // upstreamRequest is what goes up for v: the client's request less
 // hop-by-hop headers, prepared by the parent the route's origin fills from.
-func (s *Server) upstreamRequest(v *visit) *upstreamReq { return s.upstreamFor(v.r, v.route, v.id) }
+// It is sent once, now, and nothing changes v's header meanwhile, so a
+// header nothing needs to change is sent as it is, not copied (issue #14:
+// a map and its fields per proxied request).
+func (s *Server) upstreamRequest(v *visit) *upstreamReq {
+	return s.upstreamFor(v.r, v.route, v.id, true)
+}
 
 // upstreamFor is upstreamRequest for the client's r on route, logged as
-// request id.
-func (s *Server) upstreamFor(r *http.Request, route *routing.Result, id string) *upstreamReq {
+// request id; share: r's header may be used as it is when nothing changes
+// it (not for fills, which set their own fields on it and outlive r).
+func (s *Server) upstreamFor(r *http.Request, route *routing.Result, id string, share bool) *upstreamReq {
 	to, ok := s.parents[route.Origin]
 	if !ok {
 		to = s.origins
@@ -55,9 +64,12 @@ func (s *Server) upstreamFor(r *http.Request, route *routing.Result, id string) 
 	if r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody {
 		body = r.Body
 	}
-	h := r.Header.Clone()
-	upstream.RemoveHopByHop(h)
-	to.prepare(h, route.Rule)
+	h := r.Header
+	if !share || hasHopByHop(h) || !to.keeps(h, route.Rule) {
+		h = h.Clone()
+		upstream.RemoveHopByHop(h)
+		to.prepare(h, route.Rule)
+	}
 	return &upstreamReq{to: to, origin: route.Origin, method: r.Method, header: h, body: body,
 		contentLength: r.ContentLength, reqID: id, clientHost: r.Host, requestURI: r.URL.RequestURI(),
 		originPath: route.OriginPath, hostRewrite: route.HostRewrite}
@@ -80,6 +92,26 @@ type originParent struct{ engine *fetch.Engine }
 func (p originParent) prepare(h http.Header, rule *config.RouteRule) {
 	h.Del(shield.TierHeader)
 	routing.ApplyRequestHeaders(h, rule.HeaderAction)
+}
+
+// keeps: no tier marker to drop and no request header action.
+func (p originParent) keeps(h http.Header, rule *config.RouteRule) bool {
+	if _, ok := h[shield.TierHeader]; ok {
+		return false
+	}
+	a := rule.HeaderAction
+	return a == nil || len(a.RequestHeadersToRemove) == 0 && len(a.RequestHeadersToAdd) == 0
+}
+
+// hasHopByHop reports whether h has a field upstream.RemoveHopByHop
+// deletes (a Connection field naming others is one itself).
+func hasHopByHop(h http.Header) bool {
+	for k := range h {
+		if upstream.IsHopByHop(k) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p originParent) fetch(ctx context.Context, u *upstreamReq) *fetch.Result {
@@ -106,6 +138,9 @@ type shieldParent struct {
 // prepare leaves the client's headers as they came and marks the request
 // as a child tier's.
 func (p shieldParent) prepare(h http.Header, _ *config.RouteRule) { h.Set(shield.TierHeader, p.tier) }
+
+// keeps: never, the tier marker is always set.
+func (p shieldParent) keeps(http.Header, *config.RouteRule) bool { return false }
 
 func (p shieldParent) fetch(ctx context.Context, u *upstreamReq) *fetch.Result {
 	return p.client.Fetch(ctx, p.base, shield.Request{Method: u.method, Host: u.clientHost, RequestURI: u.requestURI,
