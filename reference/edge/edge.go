@@ -27,6 +27,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,15 +238,33 @@ func (s *Server) deliver(v *visit) {
 // originFields copies the origin's fields src into h and then drops the
 // hop-by-hop ones from h (upstream.RemoveHopByHop).
 func originFields(h, src http.Header) {
-	if _, named := src["Connection"]; named || len(h) > 0 {
+	if len(h) > 0 || namesOthers(src) {
 		copyHeader(h, src)
 		upstream.RemoveHopByHop(h)
 		return
 	}
 	// Nothing to delete afterwards (issue #14: nine map deletes per
 	// response): h is empty, the fixed hop-by-hop fields are not copied,
-	// and no Connection field names others.
+	// and no Connection field names another one src has.
 	copyHeaderExcept(h, src, upstream.IsHopByHop)
+}
+
+// namesOthers reports whether a Connection field of src names a field src
+// has other than the fixed hop-by-hop ones ("Connection: keep-alive", as
+// origins send it, names none).
+func namesOthers(src http.Header) bool {
+	for _, v := range src["Connection"] {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name == "" {
+				continue
+			}
+			k := textproto.CanonicalMIMEHeaderKey(name)
+			if _, ok := src[k]; ok && !upstream.IsHopByHop(k) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // declares reports whether h's Content-Length is exactly n already, one

@@ -201,6 +201,9 @@ func TestOriginFields(t *testing.T) {
 		{"fixed hop-by-hop", http.Header{}, http.Header{"Keep-Alive": {"timeout=5"}, "Transfer-Encoding": {"chunked"}, "Te": {"trailers"},
 			"Trailer": {"X"}, "Upgrade": {"h2c"}, "Proxy-Connection": {"keep-alive"}, "Proxy-Authenticate": {"Basic"}, "Proxy-Authorization": {"x"}, "X-Kept": {"1"}}},
 		{"connection names others", http.Header{}, http.Header{"Connection": {"X-Gone, keep-alive"}, "X-Gone": {"1"}, "X-Kept": {"2"}}},
+		{"connection names one in another case", http.Header{}, http.Header{"Connection": {"x-gone"}, "X-Gone": {"1"}, "X-Kept": {"2"}}},
+		{"connection: keep-alive", http.Header{}, http.Header{"Connection": {"keep-alive"}, "Keep-Alive": {"timeout=5"}, "X-Kept": {"2"}}},
+		{"connection names an absent field", http.Header{}, http.Header{"Connection": {"close, X-Absent"}, "X-Kept": {"2"}}},
 		{"fields already set", http.Header{"Keep-Alive": {"set before"}, "X-Before": {"b"}}, http.Header{"X-Kept": {"3"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,6 +216,21 @@ func TestOriginFields(t *testing.T) {
 				t.Errorf("got %v, want %v", got, want)
 			}
 		})
+	}
+	// The copy without deletes is taken for what origins send.
+	for _, tc := range []struct {
+		src  http.Header
+		want bool
+	}{
+		{http.Header{"Connection": {"keep-alive"}, "Keep-Alive": {"timeout=5"}}, false},
+		{http.Header{"Connection": {"close"}}, false},
+		{http.Header{"Etag": {"x"}}, false},
+		{http.Header{"Connection": {"Etag"}, "Etag": {"x"}}, true},
+		{http.Header{"Connection": {"keep-alive", " etag "}, "Etag": {"x"}}, true},
+	} {
+		if got := namesOthers(tc.src); got != tc.want {
+			t.Errorf("namesOthers(%v) = %v, want %v", tc.src, got, tc.want)
+		}
 	}
 	for _, k := range []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate", "Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade"} {
 		h := http.Header{k: {"x"}}
