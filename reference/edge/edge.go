@@ -62,6 +62,7 @@ type Server struct {
 	policies sync.Map        // *config.RouteRule -> *policy.Policy
 
 	name    string            // this node's name in Cache-Status (RFC 9211)
+	bypass  string            // its Cache-Status member for a request the cache passes by (once, not per request)
 	origins parent            // the origins, through the fetch engine (parent.go)
 	parents map[string]parent // origin name -> its shield node (SHD-1); absent: s.origins
 	shield  *shield.Client    // nil without parents
@@ -108,6 +109,7 @@ func New(cfg *config.Config, client *upstream.Client, log *slog.Logger, metrics 
 	group := newGroup(o.maxFills)
 	return &Server{
 		name:    name,
+		bypass:  name + "; fwd=bypass",
 		origins: originParent{fetch.New(client, origins, log, o.fetch...)},
 		parents: parents,
 		shield:  sc,
@@ -184,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if v.cacheHdr == "" {
-		v.cacheHdr = s.name + "; fwd=bypass"
+		v.cacheHdr = s.bypass
 	}
 	v.result = s.fetchUpstream(r.Context(), s.upstreamRequest(v))
 	if policy.Invalidates(r.Method, v.result.Status) { // CCH-7

@@ -395,8 +395,8 @@ func (f *fetch) try(ctx context.Context, s step) tried {
 		resp, err = nil, &upstream.Error{Reason: string(outcome.HTTPResponseTimeout), ConnectFailure: true, Connected: true, Target: s.target, Cause: context.Cause(actx)}
 	}
 	a.Duration = time.Since(a.Start)
-	if ue := (*upstream.Error)(nil); errors.As(err, &ue) && ue.IP != "" {
-		a.IP = ue.IP // the one it failed on, or was dialling
+	if ip := failedIP(err); ip != "" {
+		a.IP = ip // the one it failed on, or was dialling
 	}
 
 	var out tried
@@ -427,6 +427,20 @@ func (f *fetch) try(ctx context.Context, s step) tried {
 	a.Outcome = out.Outcome
 	f.record(a)
 	return out
+}
+
+// failedIP is the address an attempt that failed with err was on, if
+// known. Only an error is looked into: errors.As's target costs an
+// allocation (issue #14: one per attempt, failed or not).
+func failedIP(err error) string {
+	if err == nil {
+		return ""
+	}
+	var ue *upstream.Error
+	if errors.As(err, &ue) {
+		return ue.IP
+	}
+	return ""
 }
 
 // classify sorts a response: a listed redirect to follow (RDR-1, RDR-3,
