@@ -62,6 +62,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -321,14 +322,7 @@ var hopByHop = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-A
 // IsHopByHop reports whether the canonical field name k is one of the
 // hop-by-hop fields RemoveHopByHop always deletes (not those a Connection
 // field names).
-func IsHopByHop(k string) bool {
-	switch k {
-	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
-		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade":
-		return true
-	}
-	return false
-}
+func IsHopByHop(k string) bool { return slices.Contains(hopByHop, k) }
 
 // RemoveHopByHop deletes the hop-by-hop headers from h, including those
 // that h's Connection header names.
