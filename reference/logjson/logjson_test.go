@@ -3,6 +3,7 @@ package logjson
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"math"
@@ -222,5 +223,70 @@ func TestLogAttrsSameAsSlog(t *testing.T) {
 	LogAttrs(context.Background(), slog.New(slog.NewTextHandler(&tb, nil)), slog.LevelInfo, "text", slog.Int("n", 2))
 	if !strings.Contains(gb.String(), `"g":{"n":1}`) || strings.Contains(gb.String(), "hidden") || !strings.Contains(tb.String(), "msg=text n=2") {
 		t.Errorf("fallbacks: JSON %q, text %q", gb.String(), tb.String())
+	}
+}
+
+// appendMillis writes what encoding/json writes for every whole number of
+// thousandths it takes, and takes no other float.
+func TestAppendMillis(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var us []uint64
+	for u := range uint64(20000) {
+		us = append(us, u)
+	}
+	for range 200000 {
+		us = append(us, rng.Uint64N(1e12)) // up to 1e9 ms and past it
+	}
+	us = append(us, 999999999999, 999999999000, 1000000000000, 1<<53)
+	for _, u := range us {
+		f := float64(u) / 1000
+		want, _ := json.Marshal(f)
+		got, ok := appendMillis(nil, f)
+		if ok && string(got) != string(want) {
+			t.Fatalf("%d/1000: appendMillis %q, encoding/json %q", u, got, want)
+		}
+		if ok != (u > 0 && f < 1e9) {
+			t.Fatalf("%d/1000 (%v): took it = %v", u, f, ok)
+		}
+	}
+	for _, f := range []float64{math.Copysign(0, -1), -0.5, 0.0005, 0.1234, 1e-7, 1.0000001, math.Nextafter(0.087, 1), math.NaN(), math.Inf(1), 1e9, 2e9} {
+		if got, ok := appendMillis(nil, f); ok {
+			t.Errorf("appendMillis took %v, writing %q", f, got)
+		}
+	}
+}
+
+// The clock writes time.RFC3339Nano's text for every time, including
+// times of one second in several locations in turn, whole seconds and
+// fractions with trailing zeros.
+func TestClockSameAsAppendFormat(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ny, err := time.LoadLocation("America/New_York")
+	if err != nil {
+		ny = time.FixedZone("EST", -5*3600)
+	}
+	locs := []*time.Location{time.UTC, time.Local, time.FixedZone("x", 3600), time.FixedZone("y", -(9*3600 + 30*60)), ny}
+	// 2026-03-08 06:59:59 UTC is the last second of EST in New York.
+	base := []time.Time{time.Date(2026, 3, 8, 6, 59, 59, 0, time.UTC), time.Date(2026, 12, 7, 23, 59, 59, 999999999, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 100, time.UTC)}
+	var c clock
+	for _, b := range base {
+		for step := range 3 {
+			for _, ns := range []int{0, 1, 10, 100000000, 123456789, 120000000, 999999999, rng.IntN(1e9)} {
+				for _, loc := range locs {
+					tm := time.Unix(b.Unix()+int64(step), int64(ns)).In(loc)
+					want := tm.AppendFormat(nil, time.RFC3339Nano)
+					if got := c.appendRFC3339Nano(nil, tm); string(got) != string(want) {
+						t.Fatalf("%v in %v: clock %q, AppendFormat %q", tm, loc, got, want)
+					}
+				}
+			}
+		}
+	}
+	for range 20000 {
+		tm := time.Unix(rng.Int64N(253402300799), rng.Int64N(1e9)).In(locs[rng.IntN(len(locs))])
+		if got, want := c.appendRFC3339Nano(nil, tm), tm.AppendFormat(nil, time.RFC3339Nano); string(got) != string(want) {
+			t.Fatalf("%v: clock %q, AppendFormat %q", tm, got, want)
+		}
 	}
 }
