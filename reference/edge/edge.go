@@ -165,7 +165,7 @@ type visit struct {
 
 // ServeHTTP runs a request through receive, route, fetch, deliver and log.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	v := &visit{id: s.idBase + "-" + strconv.FormatUint(s.ids.Add(1), 10), start: time.Now(), w: w, r: r}
+	v := &visit{id: s.nextID(), start: time.Now(), w: w, r: r}
 	defer s.logVisit(v)
 	if s.refuse(v) { // receive: framing, head limits, Host (receive.go)
 		return
@@ -193,6 +193,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.store.Delete(s.policyFor(route.Rule).Key(r))
 	}
 	s.deliver(v)
+}
+
+// nextID is a new request id: idBase, "-" and a sequence number (LOG-1),
+// made in one allocation.
+func (s *Server) nextID() string {
+	var room [32]byte
+	b := append(append(room[:0], s.idBase...), '-')
+	return string(strconv.AppendUint(b, s.ids.Add(1), 10))
 }
 
 // deny answers a request routing refused (400, 404, 405).

@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -318,5 +320,32 @@ func TestUpstreamHeaderSharedOnlyWhenUnchanged(t *testing.T) {
 				t.Errorf("the client's header changed: %v, want %v", r.Header, tc.header)
 			}
 		})
+	}
+}
+
+// Request ids are the server's base, "-" and a sequence number, unique
+// across goroutines (LOG-1), whatever the base's length.
+func TestNextID(t *testing.T) {
+	for _, base := range []string{"b4ynjc", strings.Repeat("x", 40)} {
+		s := &Server{idBase: base}
+		ids := make(chan string, 4000)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 1000 {
+					ids <- s.nextID()
+				}
+			})
+		}
+		wg.Wait()
+		close(ids)
+		seen := map[string]bool{}
+		for id := range ids {
+			n, err := strconv.ParseUint(strings.TrimPrefix(id, base+"-"), 10, 64)
+			if !strings.HasPrefix(id, base+"-") || err != nil || n < 1 || n > 4000 || seen[id] {
+				t.Fatalf("id %q: want %s-N with N in 1..4000, each once", id, base)
+			}
+			seen[id] = true
+		}
 	}
 }

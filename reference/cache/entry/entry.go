@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgeconform/edgeconform/internal/httpdate"
 	"github.com/edgeconform/edgeconform/reference/cache/store"
 )
 
@@ -44,6 +45,34 @@ type Meta struct {
 	// encoded: they describe a fill, never a stored entry.
 	Transient  bool   `json:"-"`
 	Unstorable string `json:"-"`
+	// date is Header's Date field as decoding parsed it (DateField);
+	// copies share it.
+	date *parsedDate
+}
+
+// parsedDate is one Date field's text and what it parsed to.
+type parsedDate struct {
+	text string
+	t    time.Time
+	ok   bool
+}
+
+func parseDate(v string) *parsedDate {
+	t, err := httpdate.Parse(v)
+	return &parsedDate{text: v, t: t, ok: err == nil}
+}
+
+// DateField is the Date field of m.Header parsed; ok is false when it is
+// absent or invalid. A decoded entry's is parsed once, when decoded, not
+// on every hit (issue #14); a copy whose Header was replaced parses its
+// own.
+func (m *Meta) DateField() (time.Time, bool) {
+	v := m.Header.Get("Date")
+	if d := m.date; d != nil && d.text == v {
+		return d.t, d.ok
+	}
+	d := parseDate(v)
+	return d.t, d.ok
 }
 
 // ValidatorOf is what must not change between the chunks of one object
@@ -81,6 +110,7 @@ func DecodeMemo(rd store.Reader) (*Meta, *Memo, error) {
 	if err := json.Unmarshal(rd.Meta(), &d.meta); err != nil {
 		return nil, nil, fmt.Errorf("decoding a cache entry's metadata: %w", err)
 	}
+	d.meta.date = parseDate(d.meta.Header.Get("Date"))
 	if !noted {
 		return &d.meta, nil, nil
 	}

@@ -87,3 +87,50 @@ func TestValidatorOf(t *testing.T) {
 		t.Error("chunk keys collide")
 	}
 }
+
+// DateField is the Date field parsed: once when the entry is decoded,
+// again only for a copy whose Header was replaced, and not ok when the
+// field is absent or invalid, decoded or not.
+func TestDateField(t *testing.T) {
+	date := time.Date(2026, 12, 7, 23, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		name   string
+		header http.Header
+		want   time.Time
+		ok     bool
+	}{
+		{"valid", http.Header{"Date": {date.Format(http.TimeFormat)}}, date, true},
+		{"absent", http.Header{}, time.Time{}, false},
+		{"invalid", http.Header{"Date": {"yesterday"}}, time.Time{}, false},
+	} {
+		st := store.NewMemory(1 << 20)
+		put(t, st, "k", Meta{Status: 200, Header: c.header})
+		rd, _ := st.Open("k")
+		m, err := Decode(rd)
+		rd.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := Meta{Header: c.header}
+		for _, mm := range []*Meta{m, &plain} {
+			if got, ok := mm.DateField(); ok != c.ok || !got.Equal(c.want) {
+				t.Errorf("%s: DateField = %v, %v; want %v, %v", c.name, got, ok, c.want, c.ok)
+			}
+		}
+		if m.date == nil || m.date.text != c.header.Get("Date") {
+			t.Errorf("%s: decoding kept no parsed date", c.name)
+		}
+		later := date.Add(time.Hour)
+		cp := *m
+		cp.Header = http.Header{"Date": {later.Format(http.TimeFormat)}}
+		if got, ok := cp.DateField(); !ok || !got.Equal(later) {
+			t.Errorf("%s: a copy with a new Date: DateField = %v, %v; want %v", c.name, got, ok, later)
+		}
+	}
+	// The decoded date is what DateField answers: a memo that disagreed
+	// with the field's text would never be used.
+	memo := &Meta{Header: http.Header{"Date": {"x"}}, date: &parsedDate{text: "x", t: date, ok: true}}
+	if got, ok := memo.DateField(); !ok || !got.Equal(date) {
+		t.Errorf("DateField did not use the parsed date kept beside the entry: %v, %v", got, ok)
+	}
+}

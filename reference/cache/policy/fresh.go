@@ -20,8 +20,16 @@ import (
 //	initial_age     = max(apparent_age, corrected_age)
 //	current_age     = initial_age + (now - response_time)
 func CurrentAge(h http.Header, requestTime, responseTime, now time.Time) time.Duration {
+	date, err := httpdate.Parse(h.Get("Date"))
+	return CurrentAgeDated(date, err == nil, h, requestTime, responseTime, now)
+}
+
+// CurrentAgeDated is CurrentAge with h's Date field already parsed into
+// date (dated false: absent or invalid), for a caller that keeps stored
+// responses' dates parsed (issue #14).
+func CurrentAgeDated(date time.Time, dated bool, h http.Header, requestTime, responseTime, now time.Time) time.Duration {
 	var apparent time.Duration
-	if date, err := httpdate.Parse(h.Get("Date")); err == nil {
+	if dated {
 		apparent = max(0, responseTime.Sub(date))
 	}
 	var ageValue time.Duration

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgeconform/edgeconform/internal/httpdate"
 	"github.com/edgeconform/edgeconform/reference/config"
 )
 
@@ -42,8 +43,13 @@ func TestCurrentAge(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := CurrentAge(hdr(c.h...), t0.Add(c.req), t0.Add(c.resp), t0.Add(c.at)); got != c.want {
+			h := hdr(c.h...)
+			if got := CurrentAge(h, t0.Add(c.req), t0.Add(c.resp), t0.Add(c.at)); got != c.want {
 				t.Errorf("CurrentAge = %v, want %v", got, c.want)
+			}
+			date, err := httpdate.Parse(h.Get("Date"))
+			if got := CurrentAgeDated(date, err == nil, h, t0.Add(c.req), t0.Add(c.resp), t0.Add(c.at)); got != c.want {
+				t.Errorf("CurrentAgeDated = %v, want %v", got, c.want)
 			}
 		})
 	}

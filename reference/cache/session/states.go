@@ -329,6 +329,7 @@ func (c *Cache) open(pol *policy.Policy, key string, r *http.Request) (*entry.Me
 // fresh reports the entry's current age and whether it may be used
 // without revalidation.
 func fresh(m *entry.Meta) (time.Duration, bool) {
-	age := policy.CurrentAge(m.Header, m.ReqTime, m.RespTime, time.Now())
+	date, dated := m.DateField()
+	age := policy.CurrentAgeDated(date, dated, m.Header, m.ReqTime, m.RespTime, time.Now())
 	return age, policy.Fresh(policy.Decision{Store: true, TTL: m.TTL, NoCache: m.NoCache}, age)
 }
