@@ -106,3 +106,32 @@ func TestParseSeeds(t *testing.T) {
 		}
 	}
 }
+
+// Host (RFC 9112 3.2) is the request's Host, never one of its header
+// fields, as with net/http: required on HTTP/1.1, refused twice or
+// malformed, and the absolute target's authority wins over it.
+func TestParseHost(t *testing.T) {
+	for _, c := range []struct {
+		raw, host string
+		status    int // 0: accepted
+	}{
+		{"GET / HTTP/1.1\r\nHost: a.example:8080\r\n\r\n", "a.example:8080", 0},
+		{"GET / HTTP/1.1\r\nUser-Agent: x\r\nhost: b\r\nAccept: */*\r\n\r\n", "b", 0},
+		{"GET http://t.example/x HTTP/1.1\r\nHost: h.example\r\n\r\n", "t.example", 0},
+		{"GET / HTTP/1.0\r\n\r\n", "", 0},
+		{"GET / HTTP/1.1\r\n\r\n", "", 400},
+		{"GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", "", 400},
+		{"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", "", 400},
+	} {
+		p, err := readAndParse(c.raw)
+		var perr *protoError
+		switch {
+		case c.status == 0 && err != nil:
+			t.Errorf("%q: %v", c.raw, err)
+		case c.status != 0 && (!errors.As(err, &perr) || perr.status != c.status):
+			t.Errorf("%q: %v, want a %d", c.raw, err, c.status)
+		case c.status == 0 && (p.host != c.host || p.header["Host"] != nil):
+			t.Errorf("%q: host %q, header %v; want host %q and no Host field", c.raw, p.host, p.header, c.host)
+		}
+	}
+}

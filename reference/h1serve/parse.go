@@ -137,9 +137,15 @@ type parsed struct {
 	url                   *url.URL
 	header                http.Header
 	host                  string
-	contentLength         int64 // -1: chunked
-	chunked               bool
-	close                 bool
+	// The Host field lines: the first one's value and how many there
+	// were. They never enter header (net/http deletes Host from it), so
+	// a request whose only field is Host has an empty map (issue #14: an
+	// insert that allocated and a delete per request).
+	hostField     string
+	hostFields    int
+	contentLength int64 // -1: chunked
+	chunked       bool
+	close         bool
 }
 
 // parseHead parses h as net/http's server does (request line, fields,
@@ -182,6 +188,12 @@ func parseHead(h head, p *parsed) error {
 			cls++
 		case "Transfer-Encoding":
 			tes++
+		case "Host":
+			if p.hostFields == 0 {
+				p.hostField = value
+			}
+			p.hostFields++
+			continue
 		}
 		strs[i] = value
 		if vs := p.header[key]; vs != nil {
@@ -238,19 +250,17 @@ func (p *parsed) requestLine(line string) error {
 // hostAndFraming checks Host (RFC 9112 3.2) and the body's framing
 // (RFC 9112 6), as net/http does, and sets Connection's meaning.
 func (p *parsed) hostAndFraming() error {
-	hosts, haveHost := p.header["Host"]
 	switch {
-	case p.minor >= 1 && len(hosts) == 0 && p.method != http.MethodConnect:
+	case p.minor >= 1 && p.hostFields == 0 && p.method != http.MethodConnect:
 		return badRequest("missing required Host header")
-	case len(hosts) > 1:
+	case p.hostFields > 1:
 		return badRequest("too many Host headers")
-	case haveHost && !httpguts.ValidHostHeader(hosts[0]):
+	case p.hostFields == 1 && !httpguts.ValidHostHeader(p.hostField):
 		return badRequest("malformed Host header")
 	}
-	delete(p.header, "Host")
 	p.host = p.url.Host
-	if p.host == "" && len(hosts) == 1 {
-		p.host = hosts[0]
+	if p.host == "" && p.hostFields == 1 {
+		p.host = p.hostField
 	}
 	if pragma, ok := p.header["Pragma"]; ok && len(pragma) > 0 && pragma[0] == "no-cache" {
 		if _, ok := p.header["Cache-Control"]; !ok {
