@@ -2,7 +2,6 @@ package receive
 
 import (
 	"net/netip"
-	"strconv"
 	"strings"
 )
 
@@ -43,12 +42,22 @@ func ValidHost(hostport string) bool {
 	return validName(host)
 }
 
+// validPort: 1-5 decimal digits, at most 65535. validPort and validName
+// walk their bytes once, without splitting or converting (issue #14:
+// every request's Host is checked).
 func validPort(p string) bool {
-	if p == "" || len(p) > 5 || strings.Trim(p, "0123456789") != "" {
+	if p == "" || len(p) > 5 {
 		return false
 	}
-	n, err := strconv.Atoi(p)
-	return err == nil && n <= 65535
+	n := 0
+	for i := range len(p) {
+		c := p[i]
+		if c < '0' || c > '9' {
+			return false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n <= 65535
 }
 
 func validName(h string) bool {
@@ -56,16 +65,22 @@ func validName(h string) bool {
 	if h == "" || len(h) > 253 {
 		return false
 	}
-	for label := range strings.SplitSeq(h, ".") {
-		if label == "" || len(label) > 63 {
-			return false
-		}
-		for i := range len(label) {
-			c := label[i]
-			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+	label := 0 // bytes of the label so far
+	for i := range len(h) {
+		c := h[i]
+		switch {
+		case c == '.':
+			if label == 0 {
 				return false
 			}
+			label = 0
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_':
+			if label++; label > 63 {
+				return false
+			}
+		default:
+			return false
 		}
 	}
-	return true
+	return label > 0
 }

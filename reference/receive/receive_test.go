@@ -1,7 +1,9 @@
 package receive
 
 import (
+	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,6 +43,60 @@ func TestValidHost(t *testing.T) {
 	for _, c := range cases {
 		if got := ValidHost(c.host); got != c.want {
 			t.Errorf("RFC 9110 7.2: ValidHost(%q) = %v, want %v", c.host, got, c.want)
+		}
+	}
+}
+
+// The one-pass port and name checks agree with the rule read literally
+// (digits that convert to at most 65535; dot-separated labels of 1-63
+// allowed bytes) on random hosts built from the bytes that matter.
+func TestValidHostOnePass(t *testing.T) {
+	literalPort := func(p string) bool {
+		if p == "" || len(p) > 5 || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+		n, err := strconv.Atoi(p)
+		return err == nil && n <= 65535
+	}
+	literalName := func(h string) bool {
+		h = strings.TrimSuffix(h, ".")
+		if h == "" || len(h) > 253 {
+			return false
+		}
+		for _, label := range strings.Split(h, ".") {
+			if label == "" || len(label) > 63 || strings.Trim(label, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") != "" {
+				return false
+			}
+		}
+		return true
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	alphabet := "aZ09-_.:+ $\xff"
+	for i := range 100000 {
+		var b strings.Builder
+		n := rng.IntN(12)
+		if i%10 == 0 {
+			n = 50 + rng.IntN(220) // around the 63 and 253 bounds
+		}
+		for range n {
+			c := alphabet[rng.IntN(len(alphabet))]
+			if i%10 == 0 && rng.IntN(8) != 0 {
+				c = 'a'
+			}
+			b.WriteByte(c)
+		}
+		s := b.String()
+		if got, want := validName(s), literalName(s); got != want {
+			t.Fatalf("validName(%q) = %v, the rule says %v", s, got, want)
+		}
+		if got, want := validPort(s), literalPort(s); got != want {
+			t.Fatalf("validPort(%q) = %v, the rule says %v", s, got, want)
+		}
+	}
+	for p := range 100000 {
+		s := strconv.Itoa(p)
+		if got, want := validPort(s), literalPort(s); got != want {
+			t.Fatalf("validPort(%q) = %v, the rule says %v", s, got, want)
 		}
 	}
 }
