@@ -107,7 +107,7 @@ func (s *Server) serveCached(v *visit) bool {
 	}
 	v.cacheKey = pol.Key(r)
 	x := &cachedVisit{fill: fillUpstream{s: s, r: r, route: v.route, id: v.id}}
-	a := s.cache.Lookup(session.Request{HTTP: r, Policy: pol, Key: v.cacheKey, ID: v.id, Upstream: &x.fill})
+	a := s.cache.LookupIn(session.Request{HTTP: r, Policy: pol, Key: v.cacheKey, ID: v.id, Upstream: &x.fill}, &x.room)
 	v.cache, v.cacheHdr = a.Cache, a.Member
 	if a.FillID != "" {
 		v.fillID = a.FillID
@@ -146,11 +146,12 @@ func (s *Server) serveCached(v *visit) bool {
 }
 
 // cachedVisit is what the cache path of one request needs beside the
-// visit, in one allocation (issue #14: a hit made eight: the fill
-// upstream, the reader, the status writer and its ResponseController, and
-// four one-value slices). A fill may keep fill after the request; the
-// rest is the request's alone.
+// visit, in one allocation (issue #14: a hit made nine: the cache
+// lookup's state, the fill upstream, the reader, the status writer and
+// its ResponseController, and four one-value slices). A fill may keep
+// fill after the request; the rest is the request's alone.
 type cachedVisit struct {
+	room    session.Room // the cache lookup's state
 	fill    fillUpstream
 	vals    headValues
 	content recordingReader

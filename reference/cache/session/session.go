@@ -118,8 +118,19 @@ func (a *Answer) Close() {
 }
 
 // Lookup runs r through the states from lookup to an answer.
-func (c *Cache) Lookup(r Request) *Answer {
-	s := &session{c: c, req: r}
+func (c *Cache) Lookup(r Request) *Answer { return c.LookupIn(r, new(Room)) }
+
+// Room holds the state of one lookup. A caller that allocates memory of
+// its own for each request can keep a Room there and pass it to
+// LookupIn, one allocation fewer per request than Lookup (issue #14). A
+// Room serves one lookup; its zero value is ready for it.
+type Room struct{ s session }
+
+// LookupIn is Lookup with the lookup's state in room, which must stay
+// untouched until the Answer is closed.
+func (c *Cache) LookupIn(r Request, room *Room) *Answer {
+	s := &room.s
+	*s = session{c: c, req: r}
 	s.a.Size = -1
 	for st := step(stpLookup); st != nil; {
 		st = st(s)
