@@ -21,7 +21,8 @@ func (s *Server) logVisit(v *visit) {
 		return
 	}
 	v.logged = true
-	latency := time.Since(v.start)
+	now := time.Now()
+	latency := now.Sub(v.start)
 	cacheStatus := v.cache
 	if cacheStatus == "" {
 		cacheStatus = "bypass"
@@ -74,7 +75,7 @@ func (s *Server) logVisit(v *visit) {
 	if v.errText != "" {
 		attrs = append(attrs, slog.String("error", v.errText))
 	}
-	logjson.LogAttrs(v.r.Context(), s.log, slog.LevelInfo, "client request", attrs...) // issue #14: no slog.Record
+	logjson.LogAttrsAt(v.r.Context(), s.log, now, slog.LevelInfo, "client request", attrs...) // issue #14: no slog.Record
 }
 
 // keyFingerprint is the log's cache_key_fingerprint of key (LOG-2): the

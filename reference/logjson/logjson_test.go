@@ -290,3 +290,26 @@ func TestClockSameAsAppendFormat(t *testing.T) {
 		}
 	}
 }
+
+// LogAttrsAt writes the record at the time given, through this package's
+// handler and through any other, and nothing below the level.
+func TestLogAttrsAt(t *testing.T) {
+	at := time.Date(2026, 12, 7, 23, 55, 1, 500000000, time.UTC)
+	attrs := []slog.Attr{slog.String("k", "v"), slog.Float64("latency_ms", 0.25)}
+	var want, fast, other, group bytes.Buffer
+	r := slog.NewRecord(at, slog.LevelInfo, "client request", 0)
+	r.AddAttrs(attrs...)
+	if err := slog.NewJSONHandler(&want, nil).Handle(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	LogAttrsAt(context.Background(), slog.New(New(&fast, nil)), at, slog.LevelInfo, "client request", attrs...)
+	LogAttrsAt(context.Background(), slog.New(slog.NewJSONHandler(&other, nil)), at, slog.LevelInfo, "client request", attrs...)
+	LogAttrsAt(context.Background(), slog.New(New(&group, nil)), at, slog.LevelInfo, "m", slog.Group("g", slog.Int("n", 1)))
+	LogAttrsAt(context.Background(), slog.New(New(&group, nil)), at, slog.LevelDebug, "hidden")
+	if fast.String() != want.String() || other.String() != want.String() {
+		t.Errorf("slog: %q\nlogjson: %q\nanother handler: %q", want.String(), fast.String(), other.String())
+	}
+	if g := group.String(); !strings.Contains(g, `"time":"2026-12-07T23:55:01.5Z"`) || !strings.Contains(g, `"g":{"n":1}`) || strings.Contains(g, "hidden") {
+		t.Errorf("not flat or below the level: %q", g)
+	}
+}
