@@ -201,7 +201,7 @@ func LogAttrs(ctx context.Context, log *slog.Logger, level slog.Level, msg strin
 // just read the clock itself (the edge, for the request's latency): one
 // clock read fewer per record (issue #14). Through another handler, or
 // for an attribute that is not flat, the record goes to log's handler as
-// a slog.Record of time t.
+// a slog.Record of time t, without a source position.
 func LogAttrsAt(ctx context.Context, log *slog.Logger, t time.Time, level slog.Level, msg string, attrs ...slog.Attr) {
 	h, ok := log.Handler().(*Handler)
 	if ok && h.Enabled(ctx, level) && h.logFlat(t, level, msg, attrs) {

@@ -71,8 +71,8 @@ func (m *Meta) DateField() (time.Time, bool) {
 	if d := m.date; d != nil && d.text == v {
 		return d.t, d.ok
 	}
-	d := parseDate(v)
-	return d.t, d.ok
+	t, err := httpdate.Parse(v)
+	return t, err == nil
 }
 
 // ValidatorOf is what must not change between the chunks of one object
