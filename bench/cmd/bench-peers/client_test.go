@@ -67,3 +67,35 @@ func TestClientBound(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundCounted: a round counts only when every response was a
+// complete 2xx/3xx with no socket error; of the others, only one whose
+// sole fault was wrk's timeouts (a stall) is run again.
+func TestRoundCounted(t *testing.T) {
+	const size = 1024
+	ok := "connect 0, read 0, write 0, timeout 0"
+	for _, tc := range []struct {
+		name           string
+		res            wrkResult
+		counted, stall bool
+	}{
+		{"complete", wrkResult{requests: 100, bytes: 100 * 1300}, true, false},
+		{"complete, socket line of zeros", wrkResult{requests: 100, bytes: 100 * 1300, sockErr: ok}, true, false},
+		{"timeouts only", wrkResult{requests: 100, bytes: 100 * 1300, sockErr: "connect 0, read 0, write 0, timeout 63"}, false, true},
+		{"timeouts and short bodies", wrkResult{requests: 100, bytes: 100 * 500, sockErr: "connect 0, read 0, write 0, timeout 3"}, false, false},
+		{"timeouts and non-2xx", wrkResult{requests: 100, bytes: 100 * 1300, non2xx: 1, sockErr: "connect 0, read 0, write 0, timeout 3"}, false, false},
+		{"read errors", wrkResult{requests: 100, bytes: 100 * 1300, sockErr: "connect 0, read 5, write 0, timeout 0"}, false, false},
+		{"read errors and timeouts", wrkResult{requests: 100, bytes: 100 * 1300, sockErr: "connect 0, read 5, write 0, timeout 2"}, false, false},
+		{"nothing completed", wrkResult{sockErr: "connect 0, read 0, write 0, timeout 64"}, false, false},
+		{"unreadable socket line", wrkResult{requests: 100, bytes: 100 * 1300, sockErr: "timeouts: many"}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := tc.res.complete(size); (err == nil) != tc.counted {
+				t.Errorf("complete = %v, want counted %v", err, tc.counted)
+			}
+			if got := tc.res.onlyTimedOut(size); got != tc.stall {
+				t.Errorf("onlyTimedOut = %v, want %v", got, tc.stall)
+			}
+		})
+	}
+}

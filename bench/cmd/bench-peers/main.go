@@ -445,21 +445,38 @@ func measureRow(ctx context.Context, s settings, wrk string, impls []impl, r row
 				}
 				prof = cpuProfile(ctx, url, s.duration, filepath.Join(s.pprofDir, fmt.Sprintf("%s-%s-log-%s.pprof", im.name, r.name, mode)))
 			}
-			u0, s0 := im.p.cpuTime()
-			m0, merr := readMachineCPU()
-			res, err := runWrk(ctx, wrk, im.base+r.path, s)
-			m1, merr1 := readMachineCPU()
-			u1, s1 := im.p.cpuTime()
-			if prof != nil {
-				if perr := prof(); perr != nil {
-					fmt.Fprintf(os.Stderr, "bench-peers: profiling %s: %v\n", r.name, perr)
+			var u0, s0, u1, s1 time.Duration
+			var m0, m1 machineCPU
+			var merr, merr1 error
+			var res *wrkResult
+			for again := 0; ; again++ {
+				u0, s0 = im.p.cpuTime()
+				m0, merr = readMachineCPU()
+				var err error
+				res, err = runWrk(ctx, wrk, im.base+r.path, s)
+				m1, merr1 = readMachineCPU()
+				u1, s1 = im.p.cpuTime()
+				if prof != nil {
+					if perr := prof(); perr != nil {
+						fmt.Fprintf(os.Stderr, "bench-peers: profiling %s: %v\n", r.name, perr)
+					}
+					prof = nil
 				}
-			}
-			if err != nil {
-				return "", rowResult{}, fmt.Errorf("%s %s round %d: %w", im.name, r.name, round+1, err)
-			}
-			if err := res.complete(r.size); err != nil {
-				return "", rowResult{}, fmt.Errorf("%s %s round %d: not counted: %w", im.name, r.name, round+1, err)
+				if err != nil {
+					return "", rowResult{}, fmt.Errorf("%s %s round %d: %w", im.name, r.name, round+1, err)
+				}
+				err = res.complete(r.size)
+				if err == nil {
+					break
+				}
+				if !res.onlyTimedOut(r.size) || again == stallRetries {
+					return "", rowResult{}, fmt.Errorf("%s %s round %d: not counted: %w", im.name, r.name, round+1, err)
+				}
+				// A stall (wrk's 2 s timeout, every response otherwise
+				// complete): the round is not counted and is run again,
+				// in the open.
+				fmt.Printf("  logging %-3s %-9s %-9s round %d: not counted (%v): a stall, running the round again\n",
+					mode, r.name, im.name, round+1, err)
 			}
 			rps[im.name] = append(rps[im.name], res.rps)
 			us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(res.requests) }
@@ -1039,6 +1056,24 @@ func (r *wrkResult) complete(size int) error {
 		return fmt.Errorf("%.0f bytes read per request, less than the object's %d: short bodies", per, size)
 	}
 	return nil
+}
+
+// stallRetries is how many times a round whose only fault was wrk's
+// timeouts is run again before the measurement gives up.
+const stallRetries = 2
+
+// onlyTimedOut reports whether r's only fault was requests that timed
+// out (a stall of the machine or the server): every response that came
+// was a complete 2xx/3xx, with no other socket error.
+func (r *wrkResult) onlyTimedOut(size int) bool {
+	var connect, read, write, timeout int
+	if _, err := fmt.Sscanf(strings.TrimSpace(r.sockErr), "connect %d, read %d, write %d, timeout %d", &connect, &read, &write, &timeout); err != nil {
+		return false
+	}
+	if connect+read+write > 0 || timeout == 0 || r.requests == 0 || r.non2xx > 0 {
+		return false
+	}
+	return r.bytes/float64(r.requests) >= 0.99*float64(size)
 }
 
 func onlyTimeoutsZero(s string) bool {
