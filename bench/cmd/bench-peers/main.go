@@ -1070,10 +1070,12 @@ func (r *wrkResult) onlyTimedOut(size int) bool {
 	if _, err := fmt.Sscanf(strings.TrimSpace(r.sockErr), "connect %d, read %d, write %d, timeout %d", &connect, &read, &write, &timeout); err != nil {
 		return false
 	}
-	if connect+read+write > 0 || timeout == 0 || r.requests == 0 || r.non2xx > 0 {
+	if connect+read+write > 0 || timeout == 0 {
 		return false
 	}
-	return r.bytes/float64(r.requests) >= 0.99*float64(size)
+	rest := *r // the round less its timeouts: complete's other checks
+	rest.sockErr = ""
+	return rest.complete(size) == nil
 }
 
 func onlyTimeoutsZero(s string) bool {
